@@ -1,0 +1,34 @@
+#!/bin/bash
+# Install the Debian packages regionpm's build, tests and demo need.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+
+packages=(
+	# kernel source and build
+	linux-source-6.12 build-essential ccache flex bison bc libelf-dev
+	libssl-dev cpio kmod xz-utils zstd git patch python3 python3-yaml
+	python3-jsonschema
+	# test VM
+	qemu-system-x86 e2fsprogs util-linux
+	# workloads and judges
+	stress-ng fio
+	# user space libraries (daemon, CLI)
+	pkg-config libmnl-dev libsystemd-dev libcgroup-dev libsmartcols-dev
+	libinih-dev libcmocka-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$status" = installed ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "[regionpm] installing: ${missing[*]}" >&2
+if [ "$(id -u)" != 0 ]; then
+	echo "error: need root to install packages (or install them by hand)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,69 @@
+#!/bin/bash
+# Prepare the patched Linux 6.12 source tree in the cache.
+#
+# The pristine tree from Debian's linux-source-6.12 is unpacked once and
+# committed to a private git repository, so that going back to pristine is a
+# cheap "git checkout -f && git clean": only files we touched are rewritten
+# (with a new mtime, so kbuild recompiles exactly them).  On top of pristine
+# we copy the files under kernel/ that mirror kernel paths and apply the
+# quilt-style series kernel/patches/series.  The tree is only reset when the
+# hash of those inputs changes.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+src_version=$(dpkg-query -W -f='${Version}' "$REGIONPM_SRC_PKG" 2>/dev/null) ||
+	die "$REGIONPM_SRC_PKG is not installed (run 'make deps')"
+
+# Unpack once per package version.
+if [ "$(cat "$REGIONPM_SRC/.regionpm-pristine" 2>/dev/null)" != "$src_version" ]; then
+	log "unpacking $REGIONPM_SRC_PKG $src_version into $REGIONPM_SRC (once)"
+	rm -rf "$REGIONPM_SRC" "$REGIONPM_SRC.tmp"
+	mkdir -p "$REGIONPM_SRC.tmp"
+	tar -xJf "$REGIONPM_SRC_TARBALL" -C "$REGIONPM_SRC.tmp" --strip-components=1
+	(
+		cd "$REGIONPM_SRC.tmp"
+		git init -q -b pristine
+		git -c user.name=regionpm -c user.email=regionpm@localhost \
+			-c core.autocrlf=false add -A -f .
+		git -c user.name=regionpm -c user.email=regionpm@localhost \
+			commit -q -m "Linux $src_version (Debian $REGIONPM_SRC_PKG)"
+	)
+	echo "$src_version" > "$REGIONPM_SRC.tmp/.regionpm-pristine"
+	mv "$REGIONPM_SRC.tmp" "$REGIONPM_SRC"
+fi
+
+# Hash of everything that changes the tree.
+overlay_files() {
+	(cd "$REGIONPM_TOP/kernel" && find . -type f \
+		! -path './patches/*' ! -path './config/*' | LC_ALL=C sort)
+}
+tree_hash=$( {
+	echo "$src_version"
+	sha256sum "$0"
+	(cd "$REGIONPM_TOP/kernel" && find . -type f ! -path './config/*' |
+		LC_ALL=C sort | xargs -r sha256sum)
+} | sha256sum | cut -d' ' -f1)
+
+if [ "$(cat "$REGIONPM_SRC/.regionpm-tree" 2>/dev/null)" = "$tree_hash" ]; then
+	exit 0
+fi
+
+log "laying kernel/ over the pristine tree"
+cd "$REGIONPM_SRC"
+rm -f .regionpm-tree
+git checkout -q -f pristine
+git clean -q -fdx -e .regionpm-pristine
+overlay_files | while read -r f; do
+	mkdir -p "$(dirname "$f")"
+	cp "$REGIONPM_TOP/kernel/$f" "$f"
+done
+series="$REGIONPM_TOP/kernel/patches/series"
+if [ -f "$series" ]; then
+	{ grep -v -e '^#' -e '^[[:space:]]*$' "$series" || true; } | while read -r p _; do
+		log "applying $p"
+		patch -p1 -s -N --no-backup-if-mismatch \
+			-i "$REGIONPM_TOP/kernel/patches/$p" ||
+			die "patch $p does not apply"
+	done
+fi
+echo "$tree_hash" > .regionpm-tree

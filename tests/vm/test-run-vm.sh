@@ -1,0 +1,53 @@
+#!/bin/bash
+# Tests of the VM runner itself: exit status, timeout, a panicking guest,
+# host binaries in the guest, and systemd as PID 1.  Each boots a guest.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+run_vm() { "$here/run-vm" --quiet --scratch 0 "$@"; }
+
+expect_rc() { # expected-rc run-vm-args...
+	local want=$1 got
+	shift
+	run_vm "$@" >/dev/null 2>&1
+	got=$?
+	[ "$got" = "$want" ] || { echo "exit status $got, wanted $want"; return 1; }
+}
+tap_check "command's exit status 0 comes back" expect_rc 0 -- true
+tap_check "command's exit status 7 comes back" expect_rc 7 -- sh -c 'exit 7'
+tap_check "a hung guest is killed at the timeout (124)" expect_rc 124 --timeout 25 -- sleep 600
+tap_check "a panicking guest fails (125), it does not hang" expect_rc 125 --timeout 120 -- \
+	sh -c 'echo c > /proc/sysrq-trigger; sleep 60'
+
+output_streams() {
+	local out
+	out=$(run_vm -- sh -c 'echo hello-from-$(uname -r)' 2>&1)
+	grep -q 'hello-from-.*-regionpm' <<<"$out" || { echo "$out" | tail -5; return 1; }
+}
+tap_check "guest output is streamed and the guest runs our kernel" output_streams
+
+host_binaries_and_cwd() {
+	local out
+	out=$(cd "$here" && run_vm -- sh -c 'pwd; python3 -c "print(6*7)"; stress-ng --version' 2>&1)
+	grep -qx "$here" <<<"$out" && grep -qx 42 <<<"$out" && grep -q stress-ng <<<"$out" ||
+		{ echo "$out" | tail -8; return 1; }
+}
+tap_check "host binaries run in the guest, in the caller's directory" host_binaries_and_cwd
+
+root_is_writable_overlay() {
+	run_vm -- sh -c 'touch /usr/regionpm-probe && findmnt -n -o FSTYPE / | grep -qx overlay'
+}
+tap_check "guest root is a writable overlay that leaves the host alone" root_is_writable_overlay
+tap_check "the host saw none of it" test ! -e /usr/regionpm-probe
+
+systemd_is_pid1() {
+	local out
+	out=$(run_vm --systemd --timeout 300 -- sh -c '
+		echo "pid1=$(cat /proc/1/comm)"
+		systemctl is-system-running --wait
+		systemctl show -p ActiveState dbus.socket' 2>&1)
+	local rc=$?
+	grep -q '^pid1=systemd' <<<"$out" && grep -q 'ActiveState=active' <<<"$out" && [ $rc = 0 ] ||
+		{ echo "exit $rc"; echo "$out" | tail -15; return 1; }
+}
+tap_check "systemd boots as PID 1 and runs the command as a service" systemd_is_pid1
+tap_done
