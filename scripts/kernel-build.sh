@@ -43,7 +43,7 @@ export CCACHE_DIR="$REGIONPM_CACHE/ccache" CCACHE_MAXSIZE=5G CCACHE_NOHASHDIR=1
 # clones and rebuilds.
 export KBUILD_BUILD_USER=regionpm KBUILD_BUILD_HOST=regionpm \
 	KBUILD_BUILD_TIMESTAMP="2024-11-17" KBUILD_BUILD_VERSION=1
-kmake=(make -s -C "$REGIONPM_SRC" O="$build" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc")
+kmake=(make -s -C "$REGIONPM_SRC" O="$build" ARCH=x86_64 LOCALVERSION= CC="ccache gcc" HOSTCC="ccache gcc")
 
 log "configuring $variant kernel (tinyconfig + ${fragments[*]})"
 "${kmake[@]}" tinyconfig >/dev/null

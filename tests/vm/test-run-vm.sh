@@ -4,6 +4,8 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 run_vm() { "$here/run-vm" --quiet --scratch 0 "$@"; }
+# Without --quiet: the console is streamed to stdout.
+run_vm_out() { "$here/run-vm" --scratch 0 "$@"; }
 
 expect_rc() { # expected-rc run-vm-args...
 	local want=$1 got
@@ -20,14 +22,14 @@ tap_check "a panicking guest fails (125), it does not hang" expect_rc 125 --time
 
 output_streams() {
 	local out
-	out=$(run_vm -- sh -c 'echo hello-from-$(uname -r)' 2>&1)
+	out=$(run_vm_out -- sh -c 'echo hello-from-$(uname -r)' 2>&1)
 	grep -q 'hello-from-.*-regionpm' <<<"$out" || { echo "$out" | tail -5; return 1; }
 }
 tap_check "guest output is streamed and the guest runs our kernel" output_streams
 
 host_binaries_and_cwd() {
 	local out
-	out=$(cd "$here" && run_vm -- sh -c 'pwd; python3 -c "print(6*7)"; stress-ng --version' 2>&1)
+	out=$(cd "$here" && run_vm_out -- sh -c 'pwd; python3 -c "print(6*7)"; stress-ng --version' 2>&1)
 	grep -qx "$here" <<<"$out" && grep -qx 42 <<<"$out" && grep -q stress-ng <<<"$out" ||
 		{ echo "$out" | tail -8; return 1; }
 }
@@ -41,7 +43,7 @@ tap_check "the host saw none of it" test ! -e /usr/regionpm-probe
 
 systemd_is_pid1() {
 	local out
-	out=$(run_vm --systemd --timeout 300 -- sh -c '
+	out=$(run_vm_out --systemd --timeout 300 -- sh -c '
 		echo "pid1=$(cat /proc/1/comm)"
 		systemctl is-system-running --wait
 		systemctl show -p ActiveState dbus.socket' 2>&1)
