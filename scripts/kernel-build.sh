@@ -27,8 +27,8 @@ image="$build/arch/x86/boot/bzImage"
 "$REGIONPM_TOP/scripts/kernel-src.sh"
 inputs_hash=$( {
 	cat "$REGIONPM_SRC/.regionpm-tree"
-	sha256sum "$0"
-	for f in "${fragments[@]}"; do sha256sum "$REGIONPM_TOP/kernel/config/$f"; done
+	sha256sum < "$0"  # content only: the path differs between clones
+	for f in "${fragments[@]}"; do (cd "$REGIONPM_TOP/kernel/config" && sha256sum "$f"); done
 } | sha256sum | cut -d' ' -f1)
 
 if [ -f "$image" ] && [ "$(cat "$build/.regionpm-inputs" 2>/dev/null)" = "$inputs_hash" ]; then

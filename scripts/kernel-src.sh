@@ -39,9 +39,10 @@ overlay_files() {
 }
 tree_hash=$( {
 	echo "$src_version"
-	sha256sum "$0"
+	sha256sum < "$0"  # content only: the path differs between clones
 	(cd "$REGIONPM_TOP/kernel" && find . -type f ! -path './config/*' |
 		LC_ALL=C sort | xargs -r sha256sum)
+	(cd "$REGIONPM_TOP" && find include/uapi -type f | LC_ALL=C sort | xargs -r sha256sum)
 } | sha256sum | cut -d' ' -f1)
 
 if [ "$(cat "$REGIONPM_SRC/.regionpm-tree" 2>/dev/null)" = "$tree_hash" ]; then
@@ -56,6 +57,12 @@ git clean -q -fdx -e .regionpm-pristine
 overlay_files | while read -r f; do
 	mkdir -p "$(dirname "$f")"
 	cp "$REGIONPM_TOP/kernel/$f" "$f"
+done
+# The generated uapi headers live at the top of the repo (user space builds
+# against them); the kernel needs them at the same place in its tree.
+(cd "$REGIONPM_TOP" && find include/uapi -type f) | while read -r f; do
+	mkdir -p "$(dirname "$f")"
+	cp "$REGIONPM_TOP/$f" "$f"
 done
 series="$REGIONPM_TOP/kernel/patches/series"
 if [ -f "$series" ]; then

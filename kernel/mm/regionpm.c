@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * regionpm core: the region table, the free and managed page counts the
+ * buddy allocator keeps for it, the allocation bias, and the deferred
+ * first-allocation event.
+ *
+ * A region is a naturally aligned physical range of 2^shift pages (by
+ * default one memory block).  Region i covers pfns [i << shift,
+ * (i + 1) << shift).  Regions are at least MAX_ORDER_NR_PAGES large, so a
+ * buddy block never straddles two of them and the hooks touch exactly one
+ * counter.
+ */
+#define pr_fmt(fmt) "regionpm: " fmt
+
+#include <linux/irq_work.h>
+#include <linux/log2.h>
+#include <linux/memblock.h>
+#include <linux/memory.h>
+#include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/moduleparam.h>
+#include <linux/page-flags.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+
+#include "internal.h"
+#include "regionpm_internal.h"
+
+DEFINE_STATIC_KEY_FALSE(regionpm_track_key);
+DEFINE_STATIC_KEY_FALSE(regionpm_bias_key);
+
+struct regionpm_state regionpm = {
+	.lock = __MUTEX_INITIALIZER(regionpm.lock),
+};
+
+/* Zones whose free pages are counted: set under zone->lock at snapshot. */
+static DECLARE_BITMAP(tracked_zones, MAX_NUMNODES * MAX_NR_ZONES);
+
+static inline bool zone_tracked(struct zone *zone)
+{
+	return test_bit(zone_to_nid(zone) * MAX_NR_ZONES + zone_idx(zone),
+			tracked_zones);
+}
+
+/*
+ * regionpm.region_size= (bytes, boot only): power of two, at least
+ * MAX_ORDER_NR_PAGES pages (one largest buddy block, which is also at least
+ * a pageblock).  0 means the memory block size.
+ */
+static unsigned long region_size;
+module_param(region_size, ulong, 0444);
+MODULE_PARM_DESC(region_size, "Region size in bytes (boot only; default: memory block size)");
+
+/* regionpm.enable=0 turns the whole helper off at boot. */
+static bool enable = true;
+module_param(enable, bool, 0444);
+MODULE_PARM_DESC(enable, "Track regions at all (boot only)");
+
+/* Minimum time between two batches of first-allocation events. */
+static unsigned int event_interval_ms = 100;
+module_param(event_interval_ms, uint, 0644);
+MODULE_PARM_DESC(event_interval_ms, "Coalescing interval of first-allocation events (ms)");
+
+/*
+ * The allocation bias: frees of pages at or above the frontier go to the
+ * tail of the free lists and skip the per-cpu lists, so allocations fill
+ * low regions first.  frontier=-1 computes it: the lowest regions that hold
+ * everything in use plus bias_headroom_pct of memory stay in front.
+ */
+static bool bias;
+static bool initialised;
+static int frontier_param = -1;
+module_param_named(frontier, frontier_param, int, 0644);
+MODULE_PARM_DESC(frontier, "Allocation frontier region (-1: automatic)");
+
+static unsigned int bias_headroom_pct = 10;
+module_param(bias_headroom_pct, uint, 0644);
+MODULE_PARM_DESC(bias_headroom_pct, "Free memory kept below the automatic frontier (% of managed)");
+
+static void frontier_workfn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(frontier_work, frontier_workfn);
+
+static int bias_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret)
+		return ret;
+	bias = on;
+	/* Before init (boot parameter) regionpm_init() applies it. */
+	if (!READ_ONCE(initialised))
+		return 0;
+	if (on) {
+		frontier_workfn(NULL);
+		static_branch_enable(&regionpm_bias_key);
+	} else {
+		static_branch_disable(&regionpm_bias_key);
+		cancel_delayed_work_sync(&frontier_work);
+	}
+	return 0;
+}
+
+static const struct kernel_param_ops bias_ops = {
+	.set = bias_set,
+	.get = param_get_bool,
+};
+module_param_cb(bias, &bias_ops, &bias, 0644);
+MODULE_PARM_DESC(bias, "Allocation bias towards low regions");
+
+bool regionpm_bias_enabled(void)
+{
+	return static_branch_unlikely(&regionpm_bias_key);
+}
+
+bool __regionpm_bias_pfn(unsigned long pfn)
+{
+	return (pfn >> regionpm.shift) >= READ_ONCE(regionpm.frontier);
+}
+
+/*
+ * First-allocation events.  The hook runs under zone->lock with interrupts
+ * off, so it only sets a bit and raises an irq_work; the irq_work queues a
+ * delayed work, which coalesces everything pending into one message per
+ * region at most every event_interval_ms.
+ */
+static unsigned long *alloc_pending;
+static unsigned long events_armed;
+
+static void event_workfn(struct work_struct *work)
+{
+	unsigned long id;
+
+	clear_bit(0, &events_armed);
+	for_each_set_bit(id, alloc_pending, regionpm.nr) {
+		if (test_and_clear_bit(id, alloc_pending))
+			regionpm_nl_notify_alloc(id);
+	}
+}
+static DECLARE_DELAYED_WORK(event_work, event_workfn);
+
+static void event_irq_workfn(struct irq_work *work)
+{
+	queue_delayed_work(system_wq, &event_work,
+			   msecs_to_jiffies(READ_ONCE(event_interval_ms)));
+}
+static DEFINE_IRQ_WORK(event_irq_work, event_irq_workfn);
+
+static void note_first_alloc(unsigned long id)
+{
+	if (test_and_set_bit(id, alloc_pending))
+		return;
+	if (!test_and_set_bit(0, &events_armed))
+		irq_work_queue(&event_irq_work);
+}
+
+bool __regionpm_buddy_add(struct page *page, struct zone *zone,
+			  unsigned int order, bool tail)
+{
+	unsigned long pfn = page_to_pfn(page);
+	struct regionpm_region *r = regionpm_region(pfn);
+
+	if (r && zone_tracked(zone))
+		atomic_long_add(1UL << order, &r->free);
+	return tail || regionpm_bias_pfn(pfn);
+}
+
+void __regionpm_buddy_del(struct page *page, struct zone *zone,
+			  unsigned int order)
+{
+	struct regionpm_region *r = regionpm_region(page_to_pfn(page));
+	long old;
+
+	if (!r || !zone_tracked(zone))
+		return;
+	old = atomic_long_fetch_sub(1L << order, &r->free);
+	if (unlikely(old == atomic_long_read(&r->managed)) &&
+	    READ_ONCE(r->state) == REGIONPM_REGION_STATE_ACTIVE)
+		note_first_alloc(regionpm_id(r));
+}
+
+/*
+ * adjust_managed_page_count() callers: free_initmem, balloons, virtio-mem,
+ * memory hotplug, and our own park/unpark.  Hotplug passes a whole block;
+ * spread the count over the regions it covers.
+ */
+void regionpm_managed_changed(struct page *page, long count)
+{
+	unsigned long pfn = page_to_pfn(page);
+	long left = count < 0 ? -count : count;
+
+	if (!READ_ONCE(initialised))
+		return;
+	while (left > 0) {
+		struct regionpm_region *r = regionpm_region(pfn);
+		unsigned long end = ALIGN(pfn + 1, regionpm_pages());
+		long n = min_t(long, left, end - pfn);
+
+		if (!r)
+			break;
+		atomic_long_add(count < 0 ? -n : n, &r->managed);
+		left -= n;
+		pfn += n;
+	}
+}
+
+static void frontier_workfn(struct work_struct *work)
+{
+	unsigned long used = 0, total = 0, sum = 0, id;
+	int want = READ_ONCE(frontier_param);
+
+	if (want < 0) {
+		for (id = 0; id < regionpm.nr; id++) {
+			long m = atomic_long_read(&regionpm.regions[id].managed);
+
+			total += m;
+			used += max(0L, m - atomic_long_read(&regionpm.regions[id].free));
+		}
+		used += total / 100 * READ_ONCE(bias_headroom_pct);
+		for (id = 0; id < regionpm.nr && sum < used; id++)
+			sum += atomic_long_read(&regionpm.regions[id].managed);
+		want = id;
+	}
+	WRITE_ONCE(regionpm.frontier, want);
+	if (READ_ONCE(bias))
+		queue_delayed_work(system_wq, &frontier_work, HZ);
+}
+
+bool regionpm_region_has_memory(unsigned long id)
+{
+	struct regionpm_region *r = &regionpm.regions[id];
+
+	return atomic_long_read(&r->managed) || r->parked;
+}
+
+unsigned long regionpm_range_free(unsigned long start_pfn, unsigned long nr)
+{
+	unsigned long pfn, free = 0;
+
+	for (pfn = start_pfn; pfn < start_pfn + nr; pfn++) {
+		struct page *page = pfn_to_online_page(pfn);
+
+		if (page && PageBuddy(page)) {
+			unsigned int order = buddy_order_unsafe(page);
+
+			if (order <= MAX_PAGE_ORDER) {
+				free += 1UL << order;
+				pfn += (1UL << order) - 1;
+			}
+		}
+		if (!(pfn & 1023))
+			cond_resched();
+	}
+	return min(free, nr);
+}
+
+/* The O(pages) breakdown of one region; racy by nature, like /proc/kpageflags. */
+void regionpm_region_detail(unsigned long id, struct regionpm_detail *d)
+{
+	unsigned long pfn, start = regionpm_start_pfn(id);
+
+	memset(d, 0, sizeof(*d));
+	for (pfn = start; pfn < start + regionpm_pages(); pfn++) {
+		struct page *page = pfn_to_online_page(pfn);
+
+		if (!(pfn & 1023))
+			cond_resched();
+		if (!page)
+			continue;
+		if (PageBuddy(page)) {
+			unsigned int order = buddy_order_unsafe(page);
+
+			if (order <= MAX_PAGE_ORDER) {
+				d->free += 1UL << order;
+				pfn += (1UL << order) - 1;
+			}
+			continue;
+		}
+		if (PageCompound(page) || PageHuge(page))
+			d->huge++;
+		if (PageOffline(page))
+			d->offline++;
+		else if (PageReserved(page))
+			d->reserved++;
+		else if (PageSlab(page))
+			d->slab++;
+		else if (PageTable(page))
+			d->page_table++;
+		else if (PageLRU(page)) {
+			/* Unlocked peek at a folio that may be split or freed. */
+			struct folio *folio = page_folio(page);
+
+			if (folio_test_unevictable(folio) || folio_test_mlocked(folio))
+				d->unevictable++;
+			else if (folio_test_anon(folio))
+				d->anon++;
+			else if (folio_test_swapbacked(folio))
+				d->shmem++;
+			else if (folio_test_writeback(folio))
+				d->writeback++;
+			else if (folio_test_dirty(folio))
+				d->file_dirty++;
+			else
+				d->file_clean++;
+		} else {
+			d->kernel_other++;
+		}
+	}
+}
+
+/* Count the free blocks of one zone into the regions and start tracking it. */
+static void snapshot_zone(struct zone *zone)
+{
+	unsigned long flags;
+	unsigned int order;
+	int mt;
+
+	spin_lock_irqsave(&zone->lock, flags);
+	for (order = 0; order < NR_PAGE_ORDERS; order++) {
+		for (mt = 0; mt < MIGRATE_TYPES; mt++) {
+			struct page *page;
+
+			list_for_each_entry(page, &zone->free_area[order].free_list[mt],
+					    buddy_list) {
+				struct regionpm_region *r = regionpm_region(page_to_pfn(page));
+
+				if (r)
+					atomic_long_add(1UL << order, &r->free);
+			}
+		}
+	}
+	set_bit(zone_to_nid(zone) * MAX_NR_ZONES + zone_idx(zone), tracked_zones);
+	spin_unlock_irqrestore(&zone->lock, flags);
+}
+
+static unsigned int __init pick_shift(void)
+{
+	unsigned long def = memory_block_size_bytes();
+	unsigned long min = MAX_ORDER_NR_PAGES * PAGE_SIZE;
+
+	if (!region_size)
+		return ilog2(def) - PAGE_SHIFT;
+	if (!is_power_of_2(region_size) || region_size < min) {
+		pr_warn("region_size=%lu is not a power of two of at least %lu bytes; using %lu\n",
+			region_size, min, def);
+		region_size = 0;
+		return ilog2(def) - PAGE_SHIFT;
+	}
+	return ilog2(region_size) - PAGE_SHIFT;
+}
+
+static int __init regionpm_init(void)
+{
+	unsigned long id, sum = 0;
+	struct zone *zone;
+	int ret;
+
+	if (!enable)
+		return 0;
+	regionpm.shift = pick_shift();
+	region_size = PAGE_SIZE << regionpm.shift;
+	regionpm.nr = DIV_ROUND_UP(max_possible_pfn, regionpm_pages());
+	regionpm.regions = kvcalloc(regionpm.nr, sizeof(*regionpm.regions), GFP_KERNEL);
+	alloc_pending = bitmap_zalloc(regionpm.nr, GFP_KERNEL);
+	if (!regionpm.regions || !alloc_pending) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	/* Managed pages: what the buddy allocator got, i.e. not reserved. */
+	for (id = 0; id < regionpm.nr; id++) {
+		unsigned long pfn, start = regionpm_start_pfn(id), n = 0;
+
+		INIT_LIST_HEAD(&regionpm.regions[id].owner_node);
+		for (pfn = start; pfn < start + regionpm_pages(); pfn++) {
+			struct page *page = pfn_to_online_page(pfn);
+
+			if (page && !PageReserved(page))
+				n++;
+			if (!(pfn & 1023))
+				cond_resched();
+		}
+		atomic_long_set(&regionpm.regions[id].managed, n);
+		sum += n;
+	}
+	if (sum != totalram_pages())
+		pr_warn("regions hold %lu managed pages, the allocator %lu\n",
+			sum, totalram_pages());
+	WRITE_ONCE(initialised, true);
+
+	/* Hooks count from now on, but only in zones already snapshotted. */
+	static_branch_enable(&regionpm_track_key);
+	for_each_populated_zone(zone)
+		snapshot_zone(zone);
+
+	ret = regionpm_evacuate_init();
+	if (ret)
+		goto err_track;
+	ret = regionpm_nl_init();
+	if (ret)
+		goto err_track;
+	if (bias) {
+		frontier_workfn(NULL);
+		static_branch_enable(&regionpm_bias_key);
+	}
+	pr_info("%lu regions of %lu MiB, bias %s\n", regionpm.nr,
+		region_size >> 20, bias ? "on" : "off");
+	return 0;
+
+err_track:
+	/* Hooks run with interrupts off: after a grace period none is left. */
+	static_branch_disable(&regionpm_track_key);
+	synchronize_rcu();
+err_free:
+	WRITE_ONCE(initialised, false);
+	bitmap_free(alloc_pending);
+	kvfree(regionpm.regions);
+	regionpm.regions = NULL;
+	regionpm.nr = 0;
+	pr_err("disabled: %d\n", ret);
+	return ret;
+}
+late_initcall(regionpm_init);

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* regionpm: state shared by the core, evacuation and netlink parts. */
+#ifndef _MM_REGIONPM_INTERNAL_H
+#define _MM_REGIONPM_INTERNAL_H
+
+#include <linux/mutex.h>
+#include <linux/netlink.h>
+#include <linux/regionpm.h>
+#include <uapi/linux/regionpm.h>
+
+struct regionpm_region {
+	/* Kept by the buddy hooks; free and managed share a cache line. */
+	atomic_long_t free;		/* pages on the buddy free lists */
+	atomic_long_t managed;		/* pages the buddy allocator manages */
+	/* Below: written under regionpm.lock. */
+	u8 state;			/* enum regionpm_region_state */
+	unsigned long parked;		/* pages held while parked */
+	struct regionpm_sock *owner;	/* socket that parked it */
+	u32 owner_portid;
+	struct list_head owner_node;	/* on owner->parked */
+};
+
+struct regionpm_state {
+	unsigned int shift;		/* log2 of pages per region */
+	unsigned long nr;		/* number of regions */
+	struct regionpm_region *regions;
+	unsigned int frontier;		/* first region the bias keeps empty */
+	struct mutex lock;		/* compact, park, unpark, state */
+	unsigned long parked_pages;	/* under lock */
+};
+
+extern struct regionpm_state regionpm;
+
+static inline unsigned long regionpm_pages(void)
+{
+	return 1UL << regionpm.shift;
+}
+
+static inline unsigned long regionpm_start_pfn(unsigned long id)
+{
+	return id << regionpm.shift;
+}
+
+static inline struct regionpm_region *regionpm_region(unsigned long pfn)
+{
+	unsigned long id = pfn >> regionpm.shift;
+
+	return id < regionpm.nr ? &regionpm.regions[id] : NULL;
+}
+
+static inline unsigned long regionpm_id(struct regionpm_region *r)
+{
+	return r - regionpm.regions;
+}
+
+struct regionpm_detail {
+	unsigned long free, anon, file_clean, file_dirty, writeback, shmem;
+	unsigned long unevictable, slab, page_table, reserved, kernel_other;
+	unsigned long offline, huge;
+};
+
+struct regionpm_compact_req {
+	unsigned long id, start_pfn, nr_pages, budget;
+	enum regionpm_compact_mode mode;
+};
+
+struct regionpm_compact_res {
+	unsigned long scanned, migrated, dropped, skipped, failed;
+	enum regionpm_obstacle obstacle;
+	unsigned long obstacle_pfn, free_pages;
+	u64 elapsed_ns;
+};
+
+/* regionpm.c */
+bool regionpm_region_has_memory(unsigned long id);
+void regionpm_region_detail(unsigned long id, struct regionpm_detail *d);
+unsigned long regionpm_range_free(unsigned long start_pfn, unsigned long nr);
+bool regionpm_bias_enabled(void);
+
+/* regionpm_evacuate.c */
+int regionpm_compact(const struct regionpm_compact_req *req,
+		     struct regionpm_compact_res *res,
+		     struct netlink_ext_ack *extack);
+int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
+		  struct regionpm_sock *owner, u32 portid,
+		  struct regionpm_compact_res *res,
+		  struct netlink_ext_ack *extack);
+int regionpm_unpark(unsigned long id, struct netlink_ext_ack *extack);
+void regionpm_release_owner(struct regionpm_sock *owner);
+int regionpm_evacuate_init(void);
+
+/* regionpm_nl.c */
+void regionpm_nl_notify_alloc(unsigned long id);
+void regionpm_nl_notify_release(unsigned long id,
+				enum regionpm_release_reason reason,
+				unsigned long pages);
+void regionpm_nl_notify_compact(unsigned long id,
+				const struct regionpm_compact_res *res);
+int regionpm_nl_init(void);
+
+#endif /* _MM_REGIONPM_INTERNAL_H */
