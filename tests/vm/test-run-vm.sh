@@ -35,6 +35,17 @@ host_binaries_and_cwd() {
 }
 tap_check "host binaries run in the guest, in the caller's directory" host_binaries_and_cwd
 
+tmp_dir_is_visible() {
+	local d rc
+	d=$(mktemp -d /tmp/regionpm-probe.XXXXXX)
+	echo hello > "$d/probe"
+	(cd "$d" && run_vm -- grep -qx hello probe)
+	rc=$?
+	rm -rf "$d"
+	return $rc
+}
+tap_check "the host's /tmp is visible in the guest (CI clones live there)" tmp_dir_is_visible
+
 root_is_writable_overlay() {
 	run_vm -- sh -c 'touch /usr/regionpm-probe && findmnt -n -o FSTYPE / | grep -qx overlay'
 }
