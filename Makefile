@@ -19,16 +19,45 @@ VM_CPUS ?= 2
 export REGIONPM_CACHE
 
 BUILD := build
+KSRC := $(REGIONPM_CACHE)/src/linux-6.12
 CC ?= cc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror
 CPPFLAGS += -Iinclude/uapi
 
-.PHONY: all kernel check unit-check vm-check demo bench vm-shell deps clean \
-	distclean-cache
+TEST_PROGS := $(BUILD)/tests/regionpm_test $(BUILD)/tools/kpageflags-regions
 
-all:
-	@mkdir -p $(BUILD)
+.PHONY: all kernel kernel-src check demo bench vm-shell deps clean \
+	distclean-cache regen regen-check kernel-series mm-selftests
+
+all: $(TEST_PROGS) mm-selftests
+
+# The unpacked kernel source provides kselftest_harness.h and the mm tests.
+kernel-src:
+	@scripts/kernel-src.sh
+
+$(BUILD)/tests/regionpm_test: tests/kselftest/regionpm_test.c include/uapi/linux/regionpm.h | kernel-src
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests -D_GNU_SOURCE $(CFLAGS) \
+		-o $@ $< $(shell pkg-config --libs libmnl)
+
+$(BUILD)/tools/%: tests/tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
+
+mm-selftests: | kernel-src
+	@scripts/build-mm-selftests.sh $(BUILD)/mm-selftests
+
+# Generated from the netlink spec with the kernel's ynl-gen-c.py.
+regen:
+	@scripts/regen.sh
+
+regen-check:
+	@scripts/regen.sh --check
+
+# git format-patch series against pristine 6.12, checked by checkpatch.pl --strict.
+kernel-series:
+	@scripts/kernel-series.sh $(BUILD)/kernel-series
 
 deps:
 	@scripts/deps.sh

@@ -67,7 +67,8 @@ MODULE_PARM_DESC(event_interval_ms, "Coalescing interval of first-allocation eve
  * The allocation bias: frees of pages at or above the frontier go to the
  * tail of the free lists and skip the per-cpu lists, so allocations fill
  * low regions first.  frontier=-1 computes it: the lowest regions that hold
- * everything in use plus bias_headroom_pct of memory stay in front.
+ * everything in use except page cache, plus bias_headroom_pct of memory,
+ * stay in front.
  */
 static bool bias;
 static bool initialised;
@@ -109,11 +110,6 @@ static const struct kernel_param_ops bias_ops = {
 };
 module_param_cb(bias, &bias_ops, &bias, 0644);
 MODULE_PARM_DESC(bias, "Allocation bias towards low regions");
-
-bool regionpm_bias_enabled(void)
-{
-	return static_branch_unlikely(&regionpm_bias_key);
-}
 
 bool __regionpm_bias_pfn(unsigned long pfn)
 {
@@ -218,6 +214,12 @@ static void frontier_workfn(struct work_struct *work)
 			total += m;
 			used += max(0L, m - atomic_long_read(&regionpm.regions[id].free));
 		}
+		/*
+		 * Page cache fills whatever is free; counting it would push
+		 * the frontier to the top.  Keep in front what cannot simply
+		 * be dropped, plus headroom.
+		 */
+		used -= min(used, global_node_page_state(NR_FILE_PAGES));
 		used += total / 100 * READ_ONCE(bias_headroom_pct);
 		for (id = 0; id < regionpm.nr && sum < used; id++)
 			sum += atomic_long_read(&regionpm.regions[id].managed);

@@ -75,7 +75,6 @@ struct regionpm_compact_res {
 bool regionpm_region_has_memory(unsigned long id);
 void regionpm_region_detail(unsigned long id, struct regionpm_detail *d);
 unsigned long regionpm_range_free(unsigned long start_pfn, unsigned long nr);
-bool regionpm_bias_enabled(void);
 
 /* regionpm_evacuate.c */
 int regionpm_compact(const struct regionpm_compact_req *req,

@@ -72,7 +72,7 @@ int regionpm_nl_info_get_doit(struct sk_buff *skb, struct genl_info *info)
 			      (u64)regionpm_pages() << PAGE_SHIFT, 0) ||
 	    nla_put_u32(msg, REGIONPM_A_INFO_REGION_COUNT, regionpm.nr) ||
 	    nla_put_u64_64bit(msg, REGIONPM_A_INFO_BASE_PFN, 0, 0) ||
-	    nla_put_u8(msg, REGIONPM_A_INFO_BIAS, regionpm_bias_enabled()) ||
+	    nla_put_u8(msg, REGIONPM_A_INFO_BIAS, regionpm_bias_on()) ||
 	    nla_put_u32(msg, REGIONPM_A_INFO_FRONTIER, READ_ONCE(regionpm.frontier)) ||
 	    nla_put_u64_64bit(msg, REGIONPM_A_INFO_PARKED_PAGES,
 			      READ_ONCE(regionpm.parked_pages), 0)) {

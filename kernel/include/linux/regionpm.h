@@ -54,6 +54,12 @@ static __always_inline void regionpm_buddy_del(struct page *page,
 		__regionpm_buddy_del(page, zone, order);
 }
 
+/* Is the allocation bias on? */
+static __always_inline bool regionpm_bias_on(void)
+{
+	return static_branch_unlikely(&regionpm_bias_key);
+}
+
 /*
  * Should a freed page skip the per-cpu lists?  Pages above the frontier go
  * straight to the buddy tail while the bias is on; on a pcp list they would
@@ -78,6 +84,11 @@ static inline void regionpm_buddy_del(struct page *page, struct zone *zone,
 }
 
 static inline bool regionpm_bias_pfn(unsigned long pfn)
+{
+	return false;
+}
+
+static inline bool regionpm_bias_on(void)
 {
 	return false;
 }

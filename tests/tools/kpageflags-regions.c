@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kpageflags-regions: the independent judge.  Counts, per physical region,
+ * free pages (buddy or offline), pages holding slab, page tables or reserved
+ * memory (what keeps a region from ever being emptied), and other used
+ * pages, from /proc/kpageflags alone -- not from regionpm's own counters.
+ *
+ *   kpageflags-regions [-s REGION_BYTES] [-f KPAGEFLAGS] [-m MAX_PFN] [-j]
+ *
+ * Region size defaults to the memory block size.  Output: one line per
+ * region with memory, then a summary line; -j prints JSON instead.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KPF_SLAB	7
+#define KPF_BUDDY	10
+#define KPF_NOPAGE	20
+#define KPF_OFFLINE	23
+#define KPF_PGTABLE	26
+#define KPF_RESERVED	32
+
+struct region {
+	uint64_t present, free, unmovable, used;
+};
+
+static uint64_t read_hex_file(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	uint64_t v = 0;
+
+	if (!f || fscanf(f, "%" SCNx64, &v) != 1)
+		v = 0;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static uint64_t max_pfn_from_iomem(void)
+{
+	FILE *f = fopen("/proc/iomem", "re");
+	char line[256];
+	uint64_t end_max = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t s, e;
+
+		if (line[0] == ' ' || !strstr(line, "System RAM"))
+			continue;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &s, &e) == 2 && e > end_max)
+			end_max = e;
+	}
+	fclose(f);
+	return (end_max + 1) / 4096;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = "/proc/kpageflags";
+	uint64_t region_bytes = 0, max_pfn = 0, nr, pfn, buf[4096];
+	bool json = false;
+	struct region *r;
+	FILE *f;
+	int c;
+
+	while ((c = getopt(argc, argv, "s:f:m:j")) != -1) {
+		switch (c) {
+		case 's': region_bytes = strtoull(optarg, NULL, 0); break;
+		case 'f': path = optarg; break;
+		case 'm': max_pfn = strtoull(optarg, NULL, 0); break;
+		case 'j': json = true; break;
+		default:
+			fprintf(stderr, "usage: %s [-s REGION_BYTES] [-f KPAGEFLAGS] [-m MAX_PFN] [-j]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (!region_bytes)
+		region_bytes = read_hex_file("/sys/devices/system/memory/block_size_bytes");
+	if (!max_pfn)
+		max_pfn = max_pfn_from_iomem();
+	if (!region_bytes || region_bytes % 4096 || !max_pfn) {
+		fprintf(stderr, "kpageflags-regions: need a region size and a max pfn\n");
+		return 2;
+	}
+	uint64_t region_pages = region_bytes / 4096;
+
+	nr = (max_pfn + region_pages - 1) / region_pages;
+	r = calloc(nr, sizeof(*r));
+	f = fopen(path, "re");
+	if (!r || !f) {
+		fprintf(stderr, "kpageflags-regions: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	for (pfn = 0; pfn < max_pfn;) {
+		size_t want = max_pfn - pfn < 4096 ? max_pfn - pfn : 4096;
+		size_t got = fread(buf, sizeof(buf[0]), want, f);
+
+		if (!got)
+			break;
+		for (size_t i = 0; i < got; i++, pfn++) {
+			uint64_t fl = buf[i];
+			struct region *reg = &r[pfn / region_pages];
+
+			if (fl & (1ULL << KPF_NOPAGE))
+				continue;
+			reg->present++;
+			if (fl & ((1ULL << KPF_BUDDY) | (1ULL << KPF_OFFLINE)))
+				reg->free++;
+			else if (fl & ((1ULL << KPF_SLAB) | (1ULL << KPF_PGTABLE) |
+				       (1ULL << KPF_RESERVED)))
+				reg->unmovable++;
+			else
+				reg->used++;
+		}
+	}
+	fclose(f);
+
+	uint64_t present_regions = 0, empty = 0, with_unmovable = 0, used = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		if (!r[i].present)
+			continue;
+		present_regions++;
+		empty += r[i].free == r[i].present;
+		with_unmovable += r[i].unmovable > 0;
+		used += r[i].unmovable + r[i].used;
+	}
+	/* Best possible: every region without unmovable pages, minus those the
+	 * remaining movable pages need once packed. */
+	uint64_t movable_used = 0;
+	for (uint64_t i = 0; i < nr; i++)
+		if (r[i].present && !r[i].unmovable)
+			movable_used += r[i].used;
+	uint64_t bound_simple = present_regions - (used + region_pages - 1) / region_pages;
+	uint64_t need = (movable_used + region_pages - 1) / region_pages;
+	uint64_t bound_tight = present_regions - with_unmovable > need ?
+			       present_regions - with_unmovable - need : 0;
+
+	if (json) {
+		printf("{\"region_bytes\": %" PRIu64 ", \"regions\": [", region_bytes);
+		for (uint64_t i = 0, first = 1; i < nr; i++) {
+			if (!r[i].present)
+				continue;
+			printf("%s{\"id\": %" PRIu64 ", \"present\": %" PRIu64 ", \"free\": %" PRIu64
+			       ", \"unmovable\": %" PRIu64 ", \"used\": %" PRIu64 "}",
+			       first ? "" : ", ", i, r[i].present, r[i].free, r[i].unmovable, r[i].used);
+			first = 0;
+		}
+		printf("], \"present_regions\": %" PRIu64 ", \"empty_regions\": %" PRIu64
+		       ", \"regions_with_unmovable\": %" PRIu64 ", \"bound_simple\": %" PRIu64
+		       ", \"bound_tight\": %" PRIu64 "}\n",
+		       present_regions, empty, with_unmovable, bound_simple, bound_tight);
+		return 0;
+	}
+	printf("%6s %10s %10s %10s %10s\n", "region", "present", "free", "unmovable", "used");
+	for (uint64_t i = 0; i < nr; i++)
+		if (r[i].present)
+			printf("%6" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+			       i, r[i].present, r[i].free, r[i].unmovable, r[i].used);
+	printf("regions %" PRIu64 " empty %" PRIu64 " with-unmovable %" PRIu64
+	       " bound-simple %" PRIu64 " bound-tight %" PRIu64 "\n",
+	       present_regions, empty, with_unmovable, bound_simple, bound_tight);
+	return 0;
+}
