@@ -25,7 +25,8 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror
 CPPFLAGS += -Iinclude/uapi
 
-TEST_PROGS := $(BUILD)/tests/regionpm_test $(BUILD)/tools/kpageflags-regions
+TEST_PROGS := $(BUILD)/tests/regionpm_test $(BUILD)/tools/kpageflags-regions \
+	$(BUILD)/tools/regionpm-dumpbench
 
 .PHONY: all kernel kernel-src check demo bench vm-shell deps clean \
 	distclean-cache regen regen-check kernel-series mm-selftests
@@ -41,9 +42,13 @@ $(BUILD)/tests/regionpm_test: tests/kselftest/regionpm_test.c include/uapi/linux
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests -D_GNU_SOURCE $(CFLAGS) \
 		-o $@ $< $(shell pkg-config --libs libmnl)
 
-$(BUILD)/tools/%: tests/tools/%.c
+$(BUILD)/tools/kpageflags-regions: tests/tools/kpageflags-regions.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
+
+$(BUILD)/tools/regionpm-dumpbench: tests/tools/regionpm-dumpbench.c include/uapi/linux/regionpm.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libmnl)
 
 mm-selftests: | kernel-src
 	@scripts/build-mm-selftests.sh $(BUILD)/mm-selftests
