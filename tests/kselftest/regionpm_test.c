@@ -1,0 +1,3215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Selftest for the "regionpm" generic netlink family (mm/regionpm.c).
+ *
+ * Build (see README-notes.md):
+ *   gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I include/uapi \
+ *       -I $KSRC/tools/testing/selftests \
+ *       -o regionpm_test tests/kselftest/regionpm_test.c -lmnl
+ *
+ * Runs as root on a regionpm kernel, normally in the test VM, where the
+ * scratch ext4 disk at /mnt/scratch gives real page cache.  Every test
+ * leaves the machine as it found it: the fixture teardown kills the memory
+ * hogs a test started, removes its files, restores the sysctls it changed,
+ * unparks what it parked, and fails the test if the kernel was tainted by a
+ * warning, a bad page or an oops while it ran.
+ *
+ * "regionpm_test --count-regions" prints how many regions the dump returns
+ * (ynl-cli.sh compares that with the YNL CLI).
+ *
+ * The file is laid out as: utilities, the netlink layer (libmnl), region
+ * helpers, memory and file workloads, the fixture, then one test per
+ * behaviour of the contract.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <linux/capability.h>
+#include <linux/genetlink.h>
+#include <linux/kernel-page-flags.h>
+#include <linux/magic.h>
+#include <linux/netlink.h>
+
+#include <libmnl/libmnl.h>
+
+#include <linux/regionpm.h>
+
+/* the harness itself is not -Wextra clean (unused handler argument) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+/* ------------------------------------------------------------------------
+ * Tunables of the tests themselves
+ */
+#define MiB			((uint64_t)1 << 20)
+#define EVENT_WAIT_MS		3000	/* deferred, rate limited events */
+#define RELEASE_WAIT_MS		1000	/* owner gone -> region released */
+#define HOG_TIMEOUT_MS		240000	/* TCG is slow at touching memory */
+#define FILL_CHUNK		(32 * MiB)
+#define SCRATCH_DIR		"/mnt/scratch"
+
+#define BIT64(n)		(1ULL << (n))
+#define HAS(obj, attr)		(!!((obj)->present & BIT64(attr)))
+
+static uint64_t u64max(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t u64min(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* ------------------------------------------------------------------------
+ * Small utilities: time, /proc and /sys files
+ */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Read a small text file; returns its length or -errno. */
+static int read_text(const char *path, char *buf, size_t len)
+{
+	size_t off = 0;
+	ssize_t n = 0;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (off + 1 < len && (n = read(fd, buf + off, len - 1 - off)) > 0)
+		off += n;
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	buf[off] = '\0';
+	return err ? err : (int)off;
+}
+
+static int write_text(const char *path, const char *s)
+{
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != strlen(s))
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+/* A "Key:   value kB" line of /proc/meminfo, in kB; -1 if missing. */
+static int64_t meminfo_kb(const char *key)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	int64_t v = -1;
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtoll(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/* A "key value" line of /proc/vmstat; -1 if missing. */
+static int64_t vmstat_get(const char *key)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	int64_t v = -1;
+	FILE *f;
+
+	f = fopen("/proc/vmstat", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ' ') {
+			v = strtoll(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/* Taint bits that mean the kernel complained: W (warning), B (bad page), D (oops). */
+#define TAINT_COMPLAINED	((1UL << 9) | (1UL << 5) | (1UL << 7))
+
+static unsigned long read_taint(void)
+{
+	char buf[64];
+
+	if (read_text("/proc/sys/kernel/tainted", buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoul(buf, NULL, 10);
+}
+
+/* Pages per pageblock, from /proc/pagetypeinfo ("Page block order: 9"). */
+static uint64_t read_pageblock_pages(void)
+{
+	char line[256];
+	FILE *f;
+	int order = 9;
+
+	f = fopen("/proc/pagetypeinfo", "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Page block order: %d", &order) == 1)
+				break;
+		fclose(f);
+	}
+	return 1ULL << order;
+}
+
+static uint64_t page_size(void)
+{
+	return (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static uint64_t kb_to_pages(int64_t kb)
+{
+	return (uint64_t)kb * 1024 / page_size();
+}
+
+static uint64_t memtotal_pages(void)
+{
+	return kb_to_pages(meminfo_kb("MemTotal"));
+}
+
+static bool kernel_cmdline_has(const char *word)
+{
+	char buf[4096];
+
+	return read_text("/proc/cmdline", buf, sizeof(buf)) > 0 &&
+	       strstr(buf, word);
+}
+
+/* ------------------------------------------------------------------------
+ * Names for the uapi enums, for messages
+ */
+static const char *state_name(uint32_t s)
+{
+	static const char *const n[] = { "active", "parked", "busy" };
+
+	return s < ARRAY_SIZE(n) ? n[s] : "?";
+}
+
+static const char *reason_name(uint32_t r)
+{
+	static const char *const n[] = { "unpark", "owner-closed", "shrinker",
+					 "oom", "hotplug" };
+
+	return r < ARRAY_SIZE(n) ? n[r] : "?";
+}
+
+static const char *obstacle_name(uint32_t o)
+{
+	static const char *const n[] = {
+		"none", "reserved", "slab", "page-table", "kernel", "pinned",
+		"dirty", "writeback", "unevictable", "hugetlb", "busy",
+		"isolation",
+	};
+
+	return o < ARRAY_SIZE(n) ? n[o] : "?";
+}
+
+static const char *cmd_name(uint8_t c)
+{
+	switch (c) {
+	case REGIONPM_CMD_REGION_ALLOC_NTF:	return "region-alloc-ntf";
+	case REGIONPM_CMD_REGION_RELEASE_NTF:	return "region-release-ntf";
+	case REGIONPM_CMD_REGION_COMPACT_NTF:	return "region-compact-ntf";
+	default:				return "?";
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Netlink layer (libmnl)
+ *
+ * One struct rpm per socket.  Request sockets never join the multicast
+ * group, so a reply is never confused with a notification; event sockets
+ * (rpm_events_open) only listen.
+ */
+#define RPM_RXBUF		(64 * 1024)
+#define RPM_TXBUF		8192
+#define RPM_RECV_TIMEOUT_S	300	/* a compaction under TCG can be slow */
+#define RPM_EVLOG		64
+
+/* Outcome of one request: the kernel's errno and extack. */
+struct rpm_ack {
+	int err;		/* 0 or negative errno */
+	bool local;		/* err came from our side (send, recv, parse) */
+	bool intr;		/* dump interrupted (NLM_F_DUMP_INTR) */
+	bool replied;		/* a data message (reply) was received */
+	char msg[256];		/* NLMSGERR_ATTR_MSG, "" if none */
+	int miss_type;		/* NLMSGERR_ATTR_MISS_TYPE, -1 if absent */
+	int bad_off;		/* NLMSGERR_ATTR_OFFS, -1 if absent */
+};
+
+struct rpm_info {
+	uint64_t present;
+	uint64_t region_size;
+	uint32_t region_count;
+	uint64_t base_pfn;
+	uint8_t bias;
+	uint32_t frontier;
+	uint64_t parked_pages;
+};
+
+#define RPM_MAX_ZONES 4
+
+struct rpm_region {
+	uint64_t present;
+	uint32_t id;
+	uint64_t start_pfn, spanned, managed, free, parked;
+	uint32_t node, state, owner;
+	int nzones;
+	char zones[RPM_MAX_ZONES][16];
+	bool has_detail;
+	uint64_t detail_present;
+	uint64_t detail[REGIONPM_A_DETAIL_MAX + 1];
+};
+
+struct rpm_compact_res {
+	uint64_t present;
+	uint32_t id;
+	uint64_t scanned, migrated, dropped, skipped, failed;
+	uint32_t obstacle;
+	uint64_t obstacle_pfn, free_pages, elapsed_ns;
+};
+
+struct rpm_event {
+	uint8_t cmd;
+	uint64_t present;	/* attributes of the event set */
+	uint32_t id;
+	uint32_t reason;
+	uint64_t pages;
+	struct rpm_compact_res compact;	/* REGION_COMPACT_NTF */
+};
+
+struct rpm {
+	struct mnl_socket *nl;
+	uint32_t portid;
+	uint16_t family;
+	uint32_t events_grp;
+	uint32_t seq;
+	/* event sockets: everything received, for failure messages */
+	struct rpm_event evlog[RPM_EVLOG];
+	unsigned int nev;
+	unsigned int overruns;
+};
+
+/* Replies the kernel sent that do not match the spec (bad attribute sizes). */
+static int g_proto_errs;
+static char g_proto_msg[256];
+
+static void __attribute__((format(printf, 1, 2))) proto_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	g_proto_errs++;
+	va_start(ap, fmt);
+	vsnprintf(g_proto_msg, sizeof(g_proto_msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "# protocol error: %s\n", g_proto_msg);
+}
+
+/*
+ * Is @a a well-formed attribute of a set described by @types?  Unknown
+ * (newer) types and pad attributes are skipped silently; a known type with
+ * the wrong payload size is a protocol error.
+ */
+static bool attr_ok(const struct nlattr *a, const enum mnl_attr_data_type *types,
+		    unsigned int max, const char *set)
+{
+	uint16_t type = mnl_attr_get_type(a);
+	uint16_t len = mnl_attr_get_payload_len(a);
+	int want = -1;
+
+	if (type == 0 || type > max || types[type] == MNL_TYPE_UNSPEC)
+		return false;
+	switch (types[type]) {
+	case MNL_TYPE_U8:	want = 1; break;
+	case MNL_TYPE_U16:	want = 2; break;
+	case MNL_TYPE_U32:	want = 4; break;
+	case MNL_TYPE_U64:	want = 8; break;
+	case MNL_TYPE_FLAG:	want = 0; break;
+	default:		break;
+	}
+	if ((want >= 0 && len != want) || mnl_attr_validate(a, types[type]) < 0) {
+		proto_error("%s attribute %u has a bad payload (%u bytes)", set,
+			    type, len);
+		return false;
+	}
+	return true;
+}
+
+static const enum mnl_attr_data_type info_types[REGIONPM_A_INFO_MAX + 1] = {
+	[REGIONPM_A_INFO_REGION_SIZE]	= MNL_TYPE_U64,
+	[REGIONPM_A_INFO_REGION_COUNT]	= MNL_TYPE_U32,
+	[REGIONPM_A_INFO_BASE_PFN]	= MNL_TYPE_U64,
+	[REGIONPM_A_INFO_BIAS]		= MNL_TYPE_U8,
+	[REGIONPM_A_INFO_FRONTIER]	= MNL_TYPE_U32,
+	[REGIONPM_A_INFO_PARKED_PAGES]	= MNL_TYPE_U64,
+};
+
+static const enum mnl_attr_data_type region_types[REGIONPM_A_REGION_MAX + 1] = {
+	[REGIONPM_A_REGION_ID]		= MNL_TYPE_U32,
+	[REGIONPM_A_REGION_START_PFN]	= MNL_TYPE_U64,
+	[REGIONPM_A_REGION_SPANNED_PAGES] = MNL_TYPE_U64,
+	[REGIONPM_A_REGION_MANAGED_PAGES] = MNL_TYPE_U64,
+	[REGIONPM_A_REGION_FREE_PAGES]	= MNL_TYPE_U64,
+	[REGIONPM_A_REGION_NODE]	= MNL_TYPE_U32,
+	[REGIONPM_A_REGION_ZONE]	= MNL_TYPE_STRING,
+	[REGIONPM_A_REGION_STATE]	= MNL_TYPE_U32,
+	[REGIONPM_A_REGION_OWNER_PORTID] = MNL_TYPE_U32,
+	[REGIONPM_A_REGION_PARKED_PAGES] = MNL_TYPE_U64,
+	[REGIONPM_A_REGION_WANT_DETAIL]	= MNL_TYPE_FLAG,
+	[REGIONPM_A_REGION_DETAIL]	= MNL_TYPE_NESTED,
+};
+
+static const enum mnl_attr_data_type compact_types[REGIONPM_A_COMPACT_MAX + 1] = {
+	[REGIONPM_A_COMPACT_ID]		= MNL_TYPE_U32,
+	[REGIONPM_A_COMPACT_START_PFN]	= MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_NR_PAGES]	= MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_MODE]	= MNL_TYPE_U32,
+	[REGIONPM_A_COMPACT_BUDGET]	= MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_SCANNED]	= MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_MIGRATED]	= MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_DROPPED]	= MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_SKIPPED]	= MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_FAILED]	= MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_OBSTACLE]	= MNL_TYPE_U32,
+	[REGIONPM_A_COMPACT_OBSTACLE_PFN] = MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_FREE_PAGES]	= MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_ELAPSED_NS]	= MNL_TYPE_U64,
+	[REGIONPM_A_COMPACT_PARK]	= MNL_TYPE_FLAG,
+};
+
+static const enum mnl_attr_data_type event_types[REGIONPM_A_EVENT_MAX + 1] = {
+	[REGIONPM_A_EVENT_ID]		= MNL_TYPE_U32,
+	[REGIONPM_A_EVENT_REASON]	= MNL_TYPE_U32,
+	[REGIONPM_A_EVENT_PAGES]	= MNL_TYPE_U64,
+};
+
+static int info_attr_cb(const struct nlattr *a, void *data)
+{
+	struct rpm_info *in = data;
+	uint16_t type = mnl_attr_get_type(a);
+
+	if (!attr_ok(a, info_types, REGIONPM_A_INFO_MAX, "info"))
+		return MNL_CB_OK;
+	in->present |= BIT64(type);
+	switch (type) {
+	case REGIONPM_A_INFO_REGION_SIZE:  in->region_size = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_INFO_REGION_COUNT: in->region_count = mnl_attr_get_u32(a); break;
+	case REGIONPM_A_INFO_BASE_PFN:	   in->base_pfn = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_INFO_BIAS:	   in->bias = mnl_attr_get_u8(a); break;
+	case REGIONPM_A_INFO_FRONTIER:	   in->frontier = mnl_attr_get_u32(a); break;
+	case REGIONPM_A_INFO_PARKED_PAGES: in->parked_pages = mnl_attr_get_u64(a); break;
+	}
+	return MNL_CB_OK;
+}
+
+static int detail_attr_cb(const struct nlattr *a, void *data)
+{
+	static const enum mnl_attr_data_type types[REGIONPM_A_DETAIL_MAX + 1] = {
+		[REGIONPM_A_DETAIL_FREE ... REGIONPM_A_DETAIL_HUGE] = MNL_TYPE_U64,
+	};
+	struct rpm_region *r = data;
+	uint16_t type = mnl_attr_get_type(a);
+
+	if (!attr_ok(a, types, REGIONPM_A_DETAIL_MAX, "detail"))
+		return MNL_CB_OK;
+	r->detail_present |= BIT64(type);
+	r->detail[type] = mnl_attr_get_u64(a);
+	return MNL_CB_OK;
+}
+
+static int region_attr_cb(const struct nlattr *a, void *data)
+{
+	struct rpm_region *r = data;
+	uint16_t type = mnl_attr_get_type(a);
+
+	if (!attr_ok(a, region_types, REGIONPM_A_REGION_MAX, "region"))
+		return MNL_CB_OK;
+	r->present |= BIT64(type);
+	switch (type) {
+	case REGIONPM_A_REGION_ID:		r->id = mnl_attr_get_u32(a); break;
+	case REGIONPM_A_REGION_START_PFN:	r->start_pfn = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_REGION_SPANNED_PAGES:	r->spanned = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_REGION_MANAGED_PAGES:	r->managed = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_REGION_FREE_PAGES:	r->free = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_REGION_NODE:		r->node = mnl_attr_get_u32(a); break;
+	case REGIONPM_A_REGION_STATE:		r->state = mnl_attr_get_u32(a); break;
+	case REGIONPM_A_REGION_OWNER_PORTID:	r->owner = mnl_attr_get_u32(a); break;
+	case REGIONPM_A_REGION_PARKED_PAGES:	r->parked = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_REGION_ZONE: {
+		/* multi-attr: one attribute per zone the region spans */
+		size_t n = mnl_attr_get_payload_len(a);
+		char *z;
+
+		if (r->nzones == RPM_MAX_ZONES) {
+			proto_error("region %u: more than %d zones", r->id,
+				    RPM_MAX_ZONES);
+			break;
+		}
+		z = r->zones[r->nzones++];
+		n = u64min(n, sizeof(r->zones[0]) - 1);
+		memcpy(z, mnl_attr_get_payload(a), n);
+		z[n] = '\0';
+		break;
+	}
+	case REGIONPM_A_REGION_DETAIL:
+		r->has_detail = true;
+		mnl_attr_parse_nested(a, detail_attr_cb, r);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int compact_attr_cb(const struct nlattr *a, void *data)
+{
+	struct rpm_compact_res *c = data;
+	uint16_t type = mnl_attr_get_type(a);
+
+	if (!attr_ok(a, compact_types, REGIONPM_A_COMPACT_MAX, "compact"))
+		return MNL_CB_OK;
+	c->present |= BIT64(type);
+	switch (type) {
+	case REGIONPM_A_COMPACT_ID:		c->id = mnl_attr_get_u32(a); break;
+	case REGIONPM_A_COMPACT_SCANNED:	c->scanned = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_COMPACT_MIGRATED:	c->migrated = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_COMPACT_DROPPED:	c->dropped = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_COMPACT_SKIPPED:	c->skipped = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_COMPACT_FAILED:		c->failed = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_COMPACT_OBSTACLE:	c->obstacle = mnl_attr_get_u32(a); break;
+	case REGIONPM_A_COMPACT_OBSTACLE_PFN:	c->obstacle_pfn = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_COMPACT_FREE_PAGES:	c->free_pages = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_COMPACT_ELAPSED_NS:	c->elapsed_ns = mnl_attr_get_u64(a); break;
+	}
+	return MNL_CB_OK;
+}
+
+static int event_attr_cb(const struct nlattr *a, void *data)
+{
+	struct rpm_event *e = data;
+	uint16_t type = mnl_attr_get_type(a);
+
+	if (!attr_ok(a, event_types, REGIONPM_A_EVENT_MAX, "event"))
+		return MNL_CB_OK;
+	e->present |= BIT64(type);
+	switch (type) {
+	case REGIONPM_A_EVENT_ID:	e->id = mnl_attr_get_u32(a); break;
+	case REGIONPM_A_EVENT_REASON:	e->reason = mnl_attr_get_u32(a); break;
+	case REGIONPM_A_EVENT_PAGES:	e->pages = mnl_attr_get_u64(a); break;
+	}
+	return MNL_CB_OK;
+}
+
+/* Per-message callbacks: the attributes start after the genl header. */
+static int info_msg_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return mnl_attr_parse(nlh, GENL_HDRLEN, info_attr_cb, data);
+}
+
+static int region_msg_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return mnl_attr_parse(nlh, GENL_HDRLEN, region_attr_cb, data);
+}
+
+static int compact_msg_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return mnl_attr_parse(nlh, GENL_HDRLEN, compact_attr_cb, data);
+}
+
+/* Dump: regions are appended to a growing array. */
+struct regions {
+	struct rpm_region *r;
+	int n, cap;
+};
+
+static void regions_free(struct regions *rs)
+{
+	free(rs->r);
+	memset(rs, 0, sizeof(*rs));
+}
+
+static int region_dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct regions *rs = data;
+
+	if (rs->n == rs->cap) {
+		int cap = rs->cap ? rs->cap * 2 : 64;
+		void *p = realloc(rs->r, cap * sizeof(*rs->r));
+
+		if (!p)
+			return MNL_CB_ERROR;
+		rs->r = p;
+		rs->cap = cap;
+	}
+	memset(&rs->r[rs->n], 0, sizeof(rs->r[0]));
+	mnl_attr_parse(nlh, GENL_HDRLEN, region_attr_cb, &rs->r[rs->n]);
+	rs->n++;
+	return MNL_CB_OK;
+}
+
+static int local_err(struct rpm_ack *ack, int err, const char *what)
+{
+	ack->err = err;
+	ack->local = true;
+	snprintf(ack->msg, sizeof(ack->msg), "(local: %s: %s)", what, strerror(-err));
+	return err;
+}
+
+/* The extended ack TLVs at @off bytes into the payload of @nlh. */
+static void parse_extack(const struct nlmsghdr *nlh, size_t off, struct rpm_ack *ack)
+{
+	const struct nlattr *a;
+
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	mnl_attr_for_each(a, nlh, MNL_ALIGN(off)) {
+		switch (mnl_attr_get_type(a)) {
+		case NLMSGERR_ATTR_MSG:
+			if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
+				snprintf(ack->msg, sizeof(ack->msg), "%s",
+					 mnl_attr_get_str(a));
+			break;
+		case NLMSGERR_ATTR_OFFS:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+				ack->bad_off = mnl_attr_get_u32(a);
+			break;
+		case NLMSGERR_ATTR_MISS_TYPE:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+				ack->miss_type = mnl_attr_get_u32(a);
+			break;
+		}
+	}
+}
+
+static void parse_nlmsgerr(const struct nlmsghdr *nlh, struct rpm_ack *ack)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	size_t off = sizeof(*e);
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e)) {
+		local_err(ack, -EBADMSG, "short NLMSG_ERROR");
+		return;
+	}
+	ack->err = e->error;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
+	parse_extack(nlh, off, ack);
+}
+
+static void parse_done(const struct nlmsghdr *nlh, struct rpm_ack *ack)
+{
+	int err = 0;
+
+	if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(err))
+		memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(err));
+	ack->err = err;
+	parse_extack(nlh, sizeof(err), ack);
+}
+
+typedef int (*rpm_cb)(const struct nlmsghdr *nlh, void *data);
+
+/*
+ * Send @nlh and read until its ACK (do) or NLMSG_DONE (dump), feeding every
+ * data message to @cb.  Returns 0 or a negative errno, also in @ack with the
+ * kernel's extack message.
+ */
+static int rpm_transact(struct rpm *s, struct nlmsghdr *nlh, rpm_cb cb,
+			void *data, struct rpm_ack *ack)
+{
+	static char buf[RPM_RXBUF] __attribute__((aligned(8)));
+	uint32_t seq = nlh->nlmsg_seq;
+
+	memset(ack, 0, sizeof(*ack));
+	ack->miss_type = ack->bad_off = -1;
+	if (mnl_socket_sendto(s->nl, nlh, nlh->nlmsg_len) < 0)
+		return local_err(ack, -errno, "send");
+	for (;;) {
+		const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+		ssize_t n = mnl_socket_recvfrom(s->nl, buf, sizeof(buf));
+		int len = n;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return local_err(ack, errno == EAGAIN ? -ETIMEDOUT : -errno,
+					 "recv");
+		}
+		for (; mnl_nlmsg_ok(h, len); h = mnl_nlmsg_next(h, &len)) {
+			if (h->nlmsg_seq != seq)
+				continue;	/* late answer to an earlier request */
+			if (h->nlmsg_flags & NLM_F_DUMP_INTR)
+				ack->intr = true;
+			switch (h->nlmsg_type) {
+			case NLMSG_NOOP:
+				break;
+			case NLMSG_ERROR:
+				parse_nlmsgerr(h, ack);
+				return ack->err;
+			case NLMSG_DONE:
+				parse_done(h, ack);
+				return ack->err;
+			case NLMSG_OVERRUN:
+				return local_err(ack, -EOVERFLOW, "overrun");
+			default:
+				ack->replied = true;
+				if (cb && cb(h, data) < MNL_CB_OK)
+					return local_err(ack, -ENOMEM, "reply parsing");
+			}
+		}
+	}
+}
+
+/* Start a request of @cmd to the netlink family @type. */
+static struct nlmsghdr *rpm_msg_type(struct rpm *s, char *buf, uint16_t type,
+				     uint8_t cmd, uint16_t flags)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	nlh->nlmsg_seq = ++s->seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = type == GENL_ID_CTRL ? 1 : REGIONPM_FAMILY_VERSION;
+	return nlh;
+}
+
+/* A regionpm do request (acked, so extack warnings arrive on success too). */
+static struct nlmsghdr *rpm_msg(struct rpm *s, char *buf, uint8_t cmd)
+{
+	return rpm_msg_type(s, buf, s->family, cmd, NLM_F_ACK);
+}
+
+struct ctrl_res {
+	uint16_t family;
+	uint32_t grp;
+};
+
+struct ctrl_grp {
+	const char *name;
+	uint32_t id;
+};
+
+static int ctrl_grp_cb(const struct nlattr *a, void *data)
+{
+	struct ctrl_grp *g = data;
+
+	switch (mnl_attr_get_type(a)) {
+	case CTRL_ATTR_MCAST_GRP_NAME:
+		if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
+			g->name = mnl_attr_get_str(a);
+		break;
+	case CTRL_ATTR_MCAST_GRP_ID:
+		if (mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+			g->id = mnl_attr_get_u32(a);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int ctrl_attr_cb(const struct nlattr *a, void *data)
+{
+	struct ctrl_res *res = data;
+	const struct nlattr *grp;
+
+	switch (mnl_attr_get_type(a)) {
+	case CTRL_ATTR_FAMILY_ID:
+		if (mnl_attr_validate(a, MNL_TYPE_U16) == 0)
+			res->family = mnl_attr_get_u16(a);
+		break;
+	case CTRL_ATTR_MCAST_GROUPS:
+		mnl_attr_for_each_nested(grp, a) {
+			struct ctrl_grp g = { NULL, 0 };
+
+			mnl_attr_parse_nested(grp, ctrl_grp_cb, &g);
+			if (g.name && !strcmp(g.name, REGIONPM_MCGRP_EVENTS))
+				res->grp = g.id;
+		}
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int ctrl_msg_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return mnl_attr_parse(nlh, GENL_HDRLEN, ctrl_attr_cb, data);
+}
+
+/* CTRL_CMD_GETFAMILY: the family id and the "events" group id. */
+static int rpm_resolve(struct rpm *s, struct rpm_ack *ack)
+{
+	char buf[RPM_TXBUF];
+	struct ctrl_res res = { 0, 0 };
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = rpm_msg_type(s, buf, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, NLM_F_ACK);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, REGIONPM_FAMILY_NAME);
+	err = rpm_transact(s, nlh, ctrl_msg_cb, &res, ack);
+	if (err)
+		return err;
+	if (!res.family)
+		return local_err(ack, -ENOENT, "no family id in CTRL reply");
+	s->family = res.family;
+	s->events_grp = res.grp;
+	return 0;
+}
+
+static void rpm_close(struct rpm *s)
+{
+	if (s->nl)
+		mnl_socket_close(s->nl);
+	s->nl = NULL;
+}
+
+/* Open a request socket with extended acks and resolve the family. */
+static int rpm_open(struct rpm *s, struct rpm_ack *ack)
+{
+	struct timeval tv = { .tv_sec = RPM_RECV_TIMEOUT_S };
+	int one = 1, err;
+
+	memset(s, 0, sizeof(*s));
+	memset(ack, 0, sizeof(*ack));
+	s->nl = mnl_socket_open(NETLINK_GENERIC);
+	if (!s->nl)
+		return local_err(ack, -errno, "socket");
+	if (mnl_socket_setsockopt(s->nl, NETLINK_EXT_ACK, &one, sizeof(one)) < 0 ||
+	    mnl_socket_setsockopt(s->nl, NETLINK_CAP_ACK, &one, sizeof(one)) < 0 ||
+	    setsockopt(mnl_socket_get_fd(s->nl), SOL_SOCKET, SO_RCVTIMEO, &tv,
+		       sizeof(tv)) < 0 ||
+	    mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = local_err(ack, -errno, "socket setup");
+		rpm_close(s);
+		return err;
+	}
+	s->portid = mnl_socket_get_portid(s->nl);
+	s->seq = (uint32_t)time(NULL);
+	err = rpm_resolve(s, ack);
+	if (err)
+		rpm_close(s);
+	return err;
+}
+
+/* Join the "events" group on @s; returns 0 or -errno (e.g. -EPERM). */
+static int rpm_join_events(struct rpm *s)
+{
+	int grp = s->events_grp;
+
+	if (!grp)
+		return -ENOENT;
+	if (mnl_socket_setsockopt(s->nl, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* A listening socket on the "events" group. */
+static int rpm_events_open(struct rpm *ev, struct rpm_ack *ack)
+{
+	int big = 4 * MiB, err;
+
+	err = rpm_open(ev, ack);
+	if (err)
+		return err;
+	/* best effort: a burst of alloc events must not overrun it */
+	setsockopt(mnl_socket_get_fd(ev->nl), SOL_SOCKET, SO_RCVBUFFORCE, &big,
+		   sizeof(big));
+	err = rpm_join_events(ev);
+	if (err) {
+		rpm_close(ev);
+		return local_err(ack, err, "join events group");
+	}
+	return 0;
+}
+
+/* What rpm_event_wait() waits for. */
+struct ev_match {
+	uint8_t cmd;
+	const uint32_t *ids;	/* the event's id must be one of these; NULL: any */
+	int nids;
+	uint32_t reasons;	/* release: bit mask of accepted reasons; 0: any */
+};
+
+static bool ev_matches(const struct rpm_event *e, const struct ev_match *m)
+{
+	int i;
+
+	if (e->cmd != m->cmd)
+		return false;
+	if (m->ids) {
+		if (!HAS(e, REGIONPM_A_EVENT_ID))
+			return false;
+		for (i = 0; i < m->nids; i++)
+			if (m->ids[i] == e->id)
+				break;
+		if (i == m->nids)
+			return false;
+	}
+	if (m->reasons && (!HAS(e, REGIONPM_A_EVENT_REASON) ||
+			   e->reason >= 32 || !(m->reasons & (1U << e->reason))))
+		return false;
+	return true;
+}
+
+static void parse_event(const struct nlmsghdr *nlh, struct rpm_event *e)
+{
+	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
+
+	memset(e, 0, sizeof(*e));
+	if (mnl_nlmsg_get_payload_len(nlh) < GENL_HDRLEN)
+		return;
+	e->cmd = g->cmd;
+	if (e->cmd == REGIONPM_CMD_REGION_COMPACT_NTF) {
+		mnl_attr_parse(nlh, GENL_HDRLEN, compact_attr_cb, &e->compact);
+		if (HAS(&e->compact, REGIONPM_A_COMPACT_ID)) {
+			e->id = e->compact.id;
+			e->present |= BIT64(REGIONPM_A_EVENT_ID);
+		}
+	} else {
+		mnl_attr_parse(nlh, GENL_HDRLEN, event_attr_cb, e);
+	}
+}
+
+/*
+ * Wait up to @timeout_ms for an event matching @m on the listening socket
+ * @ev.  Everything received is kept in ev->evlog.  Returns 0 (and the event
+ * in @out) or -ETIMEDOUT.
+ */
+static int rpm_event_wait(struct rpm *ev, int timeout_ms, const struct ev_match *m,
+			  struct rpm_event *out)
+{
+	static char buf[RPM_RXBUF] __attribute__((aligned(8)));
+	uint64_t deadline = now_ms() + timeout_ms;
+	int fd = mnl_socket_get_fd(ev->nl);
+
+	for (;;) {
+		int64_t left = (int64_t)(deadline - now_ms());
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+		ssize_t n;
+		int r, len;
+
+		r = poll(&pfd, 1, left > 0 ? (int)left : 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -ETIMEDOUT;
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == ENOBUFS)
+				ev->overruns++;
+			else if (errno != EAGAIN && errno != EINTR)
+				return -errno;
+			continue;
+		}
+		len = n;
+		for (; mnl_nlmsg_ok(h, len); h = mnl_nlmsg_next(h, &len)) {
+			struct rpm_event e;
+
+			if (h->nlmsg_type != ev->family)
+				continue;
+			parse_event(h, &e);
+			ev->evlog[ev->nev++ % RPM_EVLOG] = e;
+			if (m && ev_matches(&e, m)) {
+				if (out)
+					*out = e;
+				return 0;
+			}
+		}
+	}
+}
+
+/* For failure messages: every event the listener saw. */
+static void log_events(struct __test_metadata *_metadata, const struct rpm *ev)
+{
+	unsigned int i, first = ev->nev > RPM_EVLOG ? ev->nev - RPM_EVLOG : 0;
+
+	TH_LOG("events received: %u (socket overruns: %u)", ev->nev, ev->overruns);
+	for (i = first; i < ev->nev; i++) {
+		const struct rpm_event *e = &ev->evlog[i % RPM_EVLOG];
+
+		TH_LOG("  %s id %u reason %s pages %" PRIu64, cmd_name(e->cmd),
+		       e->id, HAS(e, REGIONPM_A_EVENT_REASON) ?
+		       reason_name(e->reason) : "-", e->pages);
+	}
+}
+
+/* ---- operations ---- */
+
+static int rpm_info_get(struct rpm *s, struct rpm_info *in, struct rpm_ack *ack)
+{
+	char buf[RPM_TXBUF];
+	struct nlmsghdr *nlh = rpm_msg(s, buf, REGIONPM_CMD_INFO_GET);
+	int err;
+
+	memset(in, 0, sizeof(*in));
+	err = rpm_transact(s, nlh, info_msg_cb, in, ack);
+	if (!err && !ack->replied)
+		return local_err(ack, -ENODATA, "no reply");
+	return err;
+}
+
+static int rpm_region_get(struct rpm *s, uint32_t id, bool detail,
+			  struct rpm_region *r, struct rpm_ack *ack)
+{
+	char buf[RPM_TXBUF];
+	struct nlmsghdr *nlh = rpm_msg(s, buf, REGIONPM_CMD_REGION_GET);
+	int err;
+
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, id);
+	if (detail)
+		mnl_attr_put(nlh, REGIONPM_A_REGION_WANT_DETAIL, 0, NULL);
+	memset(r, 0, sizeof(*r));
+	err = rpm_transact(s, nlh, region_msg_cb, r, ack);
+	if (!err && !ack->replied)
+		return local_err(ack, -ENODATA, "no reply");
+	return err;
+}
+
+/* Dump all regions (retried if the table changed under the dump). */
+static int regions_dump(struct rpm *s, bool detail, struct regions *rs,
+			struct rpm_ack *ack)
+{
+	int err = 0, tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		char buf[RPM_TXBUF];
+		struct nlmsghdr *nlh;
+
+		regions_free(rs);
+		nlh = rpm_msg_type(s, buf, s->family, REGIONPM_CMD_REGION_GET,
+				   NLM_F_DUMP);
+		if (detail)
+			mnl_attr_put(nlh, REGIONPM_A_REGION_WANT_DETAIL, 0, NULL);
+		err = rpm_transact(s, nlh, region_dump_cb, rs, ack);
+		if (err || !ack->intr)
+			break;
+	}
+	return err;
+}
+
+static const struct rpm_region *region_find(const struct regions *rs, uint32_t id)
+{
+	int i;
+
+	for (i = 0; i < rs->n; i++)
+		if (rs->r[i].id == id)
+			return &rs->r[i];
+	return NULL;
+}
+
+struct compact_req {
+	uint32_t id;
+	bool has_range;
+	uint64_t start_pfn, nr_pages;
+	int mode;		/* enum regionpm_compact_mode; -1: default */
+	uint64_t budget;	/* 0: default (attribute not sent) */
+};
+
+static int rpm_compact(struct rpm *s, const struct compact_req *rq,
+		       struct rpm_compact_res *res, struct rpm_ack *ack)
+{
+	char buf[RPM_TXBUF];
+	struct nlmsghdr *nlh = rpm_msg(s, buf, REGIONPM_CMD_REGION_COMPACT);
+
+	mnl_attr_put_u32(nlh, REGIONPM_A_COMPACT_ID, rq->id);
+	if (rq->has_range) {
+		mnl_attr_put_u64(nlh, REGIONPM_A_COMPACT_START_PFN, rq->start_pfn);
+		mnl_attr_put_u64(nlh, REGIONPM_A_COMPACT_NR_PAGES, rq->nr_pages);
+	}
+	if (rq->mode >= 0)
+		mnl_attr_put_u32(nlh, REGIONPM_A_COMPACT_MODE, rq->mode);
+	if (rq->budget)
+		mnl_attr_put_u64(nlh, REGIONPM_A_COMPACT_BUDGET, rq->budget);
+	memset(res, 0, sizeof(*res));
+	return rpm_transact(s, nlh, compact_msg_cb, res, ack);
+}
+
+/* Park @id; with @compact_first the kernel evacuates it first (mode BOTH). */
+static int rpm_park(struct rpm *s, uint32_t id, bool compact_first,
+		    struct rpm_compact_res *res, struct rpm_ack *ack)
+{
+	char buf[RPM_TXBUF];
+	struct nlmsghdr *nlh = rpm_msg(s, buf, REGIONPM_CMD_REGION_PARK);
+
+	mnl_attr_put_u32(nlh, REGIONPM_A_COMPACT_ID, id);
+	if (compact_first)
+		mnl_attr_put(nlh, REGIONPM_A_COMPACT_PARK, 0, NULL);
+	memset(res, 0, sizeof(*res));
+	return rpm_transact(s, nlh, compact_msg_cb, res, ack);
+}
+
+static int rpm_unpark(struct rpm *s, uint32_t id, struct rpm_ack *ack)
+{
+	char buf[RPM_TXBUF];
+	struct nlmsghdr *nlh = rpm_msg(s, buf, REGIONPM_CMD_REGION_UNPARK);
+
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, id);
+	return rpm_transact(s, nlh, NULL, NULL, ack);
+}
+
+/* An attribute exactly as given, for malformed requests. */
+struct raw_attr {
+	uint16_t type;		/* may include NLA_F_NESTED */
+	uint16_t len;		/* payload bytes taken from val (little endian) */
+	uint64_t val;
+};
+
+static int rpm_raw(struct rpm *s, uint8_t cmd, uint16_t flags,
+		   const struct raw_attr *attrs, int nattrs, struct rpm_ack *ack)
+{
+	char buf[RPM_TXBUF];
+	struct nlmsghdr *nlh = rpm_msg_type(s, buf, s->family, cmd, flags);
+	int i;
+
+	for (i = 0; i < nattrs; i++)
+		mnl_attr_put(nlh, attrs[i].type, attrs[i].len, &attrs[i].val);
+	return rpm_transact(s, nlh, NULL, NULL, ack);
+}
+
+/* ------------------------------------------------------------------------
+ * Region helpers
+ */
+static uint64_t region_unmovable(const struct rpm_region *r)
+{
+	return r->detail[REGIONPM_A_DETAIL_SLAB] +
+	       r->detail[REGIONPM_A_DETAIL_PAGE_TABLE] +
+	       r->detail[REGIONPM_A_DETAIL_KERNEL_OTHER] +
+	       r->detail[REGIONPM_A_DETAIL_UNEVICTABLE];
+}
+
+static uint64_t region_movable(const struct rpm_region *r)
+{
+	return r->detail[REGIONPM_A_DETAIL_ANON] +
+	       r->detail[REGIONPM_A_DETAIL_FILE_CLEAN] +
+	       r->detail[REGIONPM_A_DETAIL_FILE_DIRTY] +
+	       r->detail[REGIONPM_A_DETAIL_WRITEBACK] +
+	       r->detail[REGIONPM_A_DETAIL_SHMEM];
+}
+
+static bool region_completely_free(const struct rpm_region *r)
+{
+	return r->state == REGIONPM_REGION_STATE_ACTIVE && r->managed &&
+	       r->free == r->managed;
+}
+
+static void log_region(struct __test_metadata *_metadata, const char *what,
+		       const struct rpm_region *r)
+{
+	TH_LOG("%s region %u: pfn %#" PRIx64 "+%" PRIu64 " %s zone %s managed %"
+	       PRIu64 " free %" PRIu64 " parked %" PRIu64, what, r->id,
+	       r->start_pfn, r->spanned, state_name(r->state),
+	       r->nzones ? r->zones[0] : "-", r->managed, r->free, r->parked);
+	if (r->has_detail)
+		TH_LOG("  detail: free %" PRIu64 " anon %" PRIu64 " file %" PRIu64
+		       "+%" PRIu64 " dirty, wb %" PRIu64 " shmem %" PRIu64
+		       " unevictable %" PRIu64 " slab %" PRIu64 " pt %" PRIu64
+		       " reserved %" PRIu64 " kernel %" PRIu64 " offline %" PRIu64
+		       " huge %" PRIu64,
+		       r->detail[REGIONPM_A_DETAIL_FREE],
+		       r->detail[REGIONPM_A_DETAIL_ANON],
+		       r->detail[REGIONPM_A_DETAIL_FILE_CLEAN],
+		       r->detail[REGIONPM_A_DETAIL_FILE_DIRTY],
+		       r->detail[REGIONPM_A_DETAIL_WRITEBACK],
+		       r->detail[REGIONPM_A_DETAIL_SHMEM],
+		       r->detail[REGIONPM_A_DETAIL_UNEVICTABLE],
+		       r->detail[REGIONPM_A_DETAIL_SLAB],
+		       r->detail[REGIONPM_A_DETAIL_PAGE_TABLE],
+		       r->detail[REGIONPM_A_DETAIL_RESERVED],
+		       r->detail[REGIONPM_A_DETAIL_KERNEL_OTHER],
+		       r->detail[REGIONPM_A_DETAIL_OFFLINE],
+		       r->detail[REGIONPM_A_DETAIL_HUGE]);
+}
+
+/*
+ * Regions a test may evacuate or park, highest id first: active, mostly
+ * managed, at most @max_unmovable unmovable pages and at least @min_movable
+ * movable ones according to the detail scan (@rs must have details).
+ */
+static int pick_candidates(const struct regions *rs, uint32_t *ids, int max,
+			   uint64_t max_unmovable, uint64_t min_movable)
+{
+	int i, n = 0;
+
+	for (i = rs->n - 1; i >= 0 && n < max; i--) {
+		const struct rpm_region *r = &rs->r[i];
+
+		if (r->state != REGIONPM_REGION_STATE_ACTIVE || !r->has_detail ||
+		    !r->managed || r->managed * 2 < r->spanned)
+			continue;
+		if (region_unmovable(r) > max_unmovable ||
+		    region_movable(r) < min_movable)
+			continue;
+		ids[n++] = r->id;
+	}
+	return n;
+}
+
+/*
+ * Park the first of @ids that parks (PARK flag: compact first).  Returns the
+ * index into @ids, or -1; failures are logged with the kernel's message.
+ */
+static int park_first(struct __test_metadata *_metadata, struct rpm *s,
+		      const uint32_t *ids, int n, struct rpm_compact_res *res)
+{
+	struct rpm_ack ack;
+	int i, err;
+
+	for (i = 0; i < n; i++) {
+		err = rpm_park(s, ids[i], true, res, &ack);
+		if (!err)
+			return i;
+		TH_LOG("parking region %u failed: %s, extack \"%s\"", ids[i],
+		       strerror(-err), ack.msg);
+	}
+	return -1;
+}
+
+/* Poll region @id until its state is @state; returns ms waited or -1. */
+static int wait_region_state(struct rpm *s, uint32_t id, uint32_t state,
+			     int timeout_ms, struct rpm_region *r)
+{
+	uint64_t t0 = now_ms();
+	struct rpm_ack ack;
+
+	for (;;) {
+		if (!rpm_region_get(s, id, false, r, &ack) && r->state == state)
+			return (int)(now_ms() - t0);
+		if (now_ms() - t0 > (uint64_t)timeout_ms)
+			return -1;
+		sleep_ms(10);
+	}
+}
+
+/*
+ * Count the free buddy pages of every region by walking /proc/kpageflags:
+ * this kernel sets KPF_BUDDY on every page of a free buddy block.
+ */
+static int kpf_count_buddy(uint64_t base_pfn, uint64_t region_pages,
+			   uint32_t nregions, uint64_t *out)
+{
+	const size_t chunk = 64 * 1024;
+	uint64_t end = base_pfn + region_pages * nregions, pfn;
+	uint64_t *flags;
+	int fd, err = 0;
+
+	memset(out, 0, nregions * sizeof(*out));
+	fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	flags = malloc(chunk * sizeof(*flags));
+	if (!flags) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (pfn = base_pfn; pfn < end;) {
+		size_t want = u64min(chunk, end - pfn), i;
+		ssize_t got = pread(fd, flags, want * sizeof(*flags),
+				    pfn * sizeof(*flags));
+
+		if (got < 0) {
+			err = -errno;
+			break;
+		}
+		if (got == 0)
+			break;	/* past the last pfn */
+		for (i = 0; i < (size_t)got / sizeof(*flags); i++)
+			if (flags[i] & BIT64(KPF_BUDDY))
+				out[(pfn + i - base_pfn) / region_pages]++;
+		pfn += got / sizeof(*flags);
+	}
+	free(flags);
+	close(fd);
+	return err;
+}
+
+/* ------------------------------------------------------------------------
+ * Workloads: memory hogs in child processes, patterned anon memory and files
+ */
+
+/*
+ * A child that allocates and touches @bytes of anonymous memory in 16 MiB
+ * steps, writes "D" to its pipe when it has all of it (it just dies if the
+ * OOM killer picks it), then holds it for @hold_ms (forever if negative)
+ * and exits 0.
+ */
+struct hog {
+	pid_t pid;
+	int fd;
+	bool done;
+};
+
+static void __attribute__((noreturn)) hog_run(uint64_t bytes, int hold_ms, int fd)
+{
+	const uint64_t chunk = 16 * MiB, pg = page_size();
+	uint64_t done = 0, off;
+
+	while (done < bytes) {
+		uint64_t len = u64min(chunk, bytes - done);
+		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			_exit(2);
+		for (off = 0; off < len; off += pg)
+			p[off] = 1;
+		done += len;
+	}
+	if (write(fd, "D", 1) != 1)
+		_exit(3);
+	if (hold_ms < 0)
+		for (;;)
+			pause();
+	sleep_ms(hold_ms);
+	_exit(0);
+}
+
+static int hog_start(struct hog *h, uint64_t bytes, int hold_ms)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	h->done = false;
+	h->pid = fork();
+	if (h->pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (h->pid == 0) {
+		close(p[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		hog_run(bytes, hold_ms, p[1]);
+	}
+	close(p[1]);
+	h->fd = p[0];
+	return 0;
+}
+
+/* 1: holds all its memory, 0: still allocating, -1: died. */
+static int hog_poll(struct hog *h, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = h->fd, .events = POLLIN };
+	char c;
+
+	if (h->done)
+		return 1;
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return 0;
+	if (read(h->fd, &c, 1) == 1 && c == 'D') {
+		h->done = true;
+		return 1;
+	}
+	return -1;
+}
+
+/* Kill and reap; returns the wait status (or -1 if there was no child). */
+static int hog_stop(struct hog *h)
+{
+	int status = -1;
+
+	if (h->pid <= 0)
+		return -1;
+	kill(h->pid, SIGKILL);
+	waitpid(h->pid, &status, 0);
+	close(h->fd);
+	h->pid = 0;
+	return status;
+}
+
+/*
+ * Page contents: word i of page p is tag(seed, p) ^ i, so every page is
+ * distinct, every word of it is checked, and a zeroed page never passes.
+ */
+static uint64_t page_tag(uint64_t seed, uint64_t page)
+{
+	uint64_t x = (seed + page + 1) * 0x9e3779b97f4a7c15ULL;
+
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 32;
+	return x | BIT64(63);
+}
+
+static void fill_pattern(void *buf, uint64_t len, uint64_t seed, uint64_t first_page)
+{
+	uint64_t wpp = page_size() / 8, p, i, *w = buf;
+
+	for (p = 0; p < len / page_size(); p++) {
+		uint64_t tag = page_tag(seed, first_page + p);
+
+		for (i = 0; i < wpp; i++)
+			w[p * wpp + i] = tag ^ i;
+	}
+}
+
+/* Index of the first page that does not hold its pattern, or -1. */
+static int64_t check_pattern(const void *buf, uint64_t len, uint64_t seed,
+			     uint64_t first_page)
+{
+	uint64_t wpp = page_size() / 8, p, i;
+	const uint64_t *w = buf;
+
+	for (p = 0; p < len / page_size(); p++) {
+		uint64_t tag = page_tag(seed, first_page + p);
+
+		for (i = 0; i < wpp; i++)
+			if (w[p * wpp + i] != (tag ^ i))
+				return (int64_t)p;
+	}
+	return -1;
+}
+
+/* Append @bytes of pattern (pages first_page...) to the open file @fd. */
+static int write_pattern(int fd, uint64_t bytes, uint64_t seed, uint64_t first_page)
+{
+	const uint64_t bufsz = MiB;
+	uint64_t done = 0;
+	char *buf = malloc(bufsz);
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (done < bytes) {
+		uint64_t n = u64min(bufsz, bytes - done), off = 0;
+
+		fill_pattern(buf, n, seed, first_page + done / page_size());
+		while (off < n) {
+			ssize_t w = write(fd, buf + off, n - off);
+
+			if (w < 0) {
+				err = -errno;
+				goto out;
+			}
+			off += w;
+		}
+		done += n;
+	}
+out:
+	free(buf);
+	return err;
+}
+
+static int write_pattern_file(const char *path, uint64_t bytes, uint64_t seed,
+			      bool sync_it)
+{
+	int fd, err;
+
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	err = write_pattern(fd, bytes, seed, 0);
+	if (!err && sync_it && fsync(fd))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * Read @path through a fresh descriptor (page cache, or disk for what is
+ * not cached) and check its pattern.  Returns 0, -errno, or 1 with the
+ * first bad page in @bad.
+ */
+static int verify_pattern_file(const char *path, uint64_t bytes, uint64_t seed,
+			       int64_t *bad)
+{
+	const uint64_t bufsz = MiB;
+	uint64_t done = 0;
+	char *buf = malloc(bufsz);
+	int fd, err = 0;
+
+	*bad = -1;
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	while (done < bytes) {
+		uint64_t n = u64min(bufsz, bytes - done);
+		ssize_t got = pread(fd, buf, n, done);
+		int64_t p;
+
+		if (got != (ssize_t)n) {
+			err = got < 0 ? -errno : -EIO;
+			break;
+		}
+		p = check_pattern(buf, n, seed, done / page_size());
+		if (p >= 0) {
+			*bad = p + done / page_size();
+			err = 1;
+			break;
+		}
+		done += n;
+	}
+	close(fd);
+	free(buf);
+	return err;
+}
+
+/* The vm.dirty_* knobs test 5 changes, restored by the teardown. */
+static const char *const dirty_knobs[] = {
+	"/proc/sys/vm/dirty_ratio",
+	"/proc/sys/vm/dirty_bytes",
+	"/proc/sys/vm/dirty_background_ratio",
+	"/proc/sys/vm/dirty_background_bytes",
+	"/proc/sys/vm/dirty_expire_centisecs",
+	"/proc/sys/vm/dirty_writeback_centisecs",
+};
+
+struct dirty_save {
+	char val[ARRAY_SIZE(dirty_knobs)][32];
+};
+
+static int dirty_save(struct dirty_save *d)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(dirty_knobs); i++) {
+		err = read_text(dirty_knobs[i], d->val[i], sizeof(d->val[i]));
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static void dirty_restore(const struct dirty_save *d)
+{
+	size_t i;
+
+	/* writing *_ratio clears *_bytes and back: the one in use wins */
+	for (i = 0; i < 4; i += 2) {
+		if (strtoull(d->val[i + 1], NULL, 10))
+			write_text(dirty_knobs[i + 1], d->val[i + 1]);
+		else
+			write_text(dirty_knobs[i], d->val[i]);
+	}
+	write_text(dirty_knobs[4], d->val[4]);
+	write_text(dirty_knobs[5], d->val[5]);
+}
+
+/* ------------------------------------------------------------------------
+ * The fixture: a request socket, the layout, and cleanup of whatever a test
+ * leaves behind.
+ */
+#define MAX_HOGS 4
+
+FIXTURE(regionpm)
+{
+	struct rpm rpm;			/* request socket, never subscribed */
+	struct rpm_info info;
+	uint64_t pgsz;
+	uint64_t region_pages;
+	uint64_t pageblock;		/* pages per pageblock */
+	unsigned long taint_before;
+	struct hog hog[MAX_HOGS];	/* killed by the teardown */
+	char workdir[256];		/* removed by the teardown */
+	bool workdir_tmpfs;
+	struct dirty_save dirty;
+	bool dirty_saved;
+};
+
+/* Is a missing family a failure (our kernel) rather than a skip? */
+static bool family_required(void)
+{
+	char buf[256];
+
+	if (getenv("REGIONPM_REQUIRE_FAMILY"))
+		return true;
+	return read_text("/proc/sys/kernel/osrelease", buf, sizeof(buf)) > 0 &&
+	       strstr(buf, "regionpm");
+}
+
+FIXTURE_SETUP(regionpm)
+{
+	struct rpm_ack ack;
+	int err;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root (CAP_SYS_ADMIN, /proc/kpageflags)");
+	self->pgsz = page_size();
+	err = rpm_open(&self->rpm, &ack);
+	if (err == -ENOENT && !family_required())
+		SKIP(return, "generic netlink family \"%s\" is not registered (kernel without regionpm?)",
+		     REGIONPM_FAMILY_NAME);
+	ASSERT_EQ(0, err) TH_LOG("opening the %s family: %s, extack \"%s\"",
+				 REGIONPM_FAMILY_NAME, strerror(-err), ack.msg);
+	ASSERT_NE(0U, self->rpm.events_grp)
+		TH_LOG("the family has no \"%s\" multicast group", REGIONPM_MCGRP_EVENTS);
+	err = rpm_info_get(&self->rpm, &self->info, &ack);
+	ASSERT_EQ(0, err) TH_LOG("INFO_GET: %s, extack \"%s\"", strerror(-err), ack.msg);
+	ASSERT_NE(0UL, self->info.region_size);
+	ASSERT_NE(0U, self->info.region_count);
+	self->region_pages = self->info.region_size / self->pgsz;
+	self->pageblock = read_pageblock_pages();
+	self->taint_before = read_taint();
+}
+
+static void remove_workdir(const char *dir)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+FIXTURE_TEARDOWN(regionpm)
+{
+	struct regions rs = { 0 };
+	struct rpm_ack ack;
+	unsigned long taint;
+	int i;
+
+	for (i = 0; i < MAX_HOGS; i++)
+		hog_stop(&self->hog[i]);
+	if (self->workdir[0])
+		remove_workdir(self->workdir);
+	if (self->dirty_saved)
+		dirty_restore(&self->dirty);
+	/* closing the socket releases them too, but say it explicitly */
+	if (self->rpm.nl && !regions_dump(&self->rpm, false, &rs, &ack)) {
+		for (i = 0; i < rs.n; i++)
+			if (rs.r[i].state == REGIONPM_REGION_STATE_PARKED &&
+			    rs.r[i].owner == self->rpm.portid)
+				rpm_unpark(&self->rpm, rs.r[i].id, &ack);
+	}
+	regions_free(&rs);
+	rpm_close(&self->rpm);
+
+	taint = read_taint();
+	EXPECT_EQ(0UL, (taint & ~self->taint_before) & TAINT_COMPLAINED)
+		TH_LOG("the kernel got tainted during the test (%#lx -> %#lx): see dmesg for a WARNING or BUG",
+		       self->taint_before, taint);
+}
+
+/*
+ * A directory for the test's files: on the scratch ext4 disk when there is
+ * one, else under $TMPDIR (possibly tmpfs, i.e. shmem rather than page cache).
+ */
+static int make_workdir(FIXTURE_DATA(regionpm) *self)
+{
+	struct statfs sf;
+	const char *base = SCRATCH_DIR;
+	struct stat st;
+
+	if (stat(SCRATCH_DIR, &st) || !S_ISDIR(st.st_mode)) {
+		base = getenv("TMPDIR");
+		if (!base)
+			base = "/tmp";
+	}
+	snprintf(self->workdir, sizeof(self->workdir), "%s/regionpm-test.%d",
+		 base, getpid());
+	if (mkdir(self->workdir, 0700) && errno != EEXIST) {
+		int err = -errno;
+
+		self->workdir[0] = '\0';
+		return err;
+	}
+	self->workdir_tmpfs = !statfs(self->workdir, &sf) && sf.f_type == TMPFS_MAGIC;
+	return 0;
+}
+
+static void workfile(FIXTURE_DATA(regionpm) *self, char *path, size_t len,
+		     const char *kind, int i)
+{
+	snprintf(path, len, "%s/%s-%03d", self->workdir, kind, i);
+}
+
+/* ------------------------------------------------------------------------
+ * 1. The dump describes the layout consistently with INFO_GET and meminfo.
+ */
+TEST_F(regionpm, dump_sane)
+{
+	static const char *const zone_names[] = { "DMA", "DMA32", "Normal", "Movable" };
+	const uint64_t need = BIT64(REGIONPM_A_REGION_ID) |
+		BIT64(REGIONPM_A_REGION_START_PFN) |
+		BIT64(REGIONPM_A_REGION_SPANNED_PAGES) |
+		BIT64(REGIONPM_A_REGION_MANAGED_PAGES) |
+		BIT64(REGIONPM_A_REGION_FREE_PAGES) |
+		BIT64(REGIONPM_A_REGION_NODE) |
+		BIT64(REGIONPM_A_REGION_STATE) |
+		BIT64(REGIONPM_A_REGION_PARKED_PAGES);
+	const struct rpm_info *in = &self->info;
+	uint64_t sum_managed = 0, sum_parked = 0, memtotal;
+	struct regions rs = { 0 }, rsd = { 0 };
+	struct rpm_info info2;
+	struct rpm_ack ack;
+	char buf[64], path[64];
+	int i, err;
+	size_t z;
+
+	/* INFO_GET */
+	EXPECT_EQ(BIT64(REGIONPM_A_INFO_MAX + 1) - 2, in->present)
+		TH_LOG("INFO_GET must carry all of region-size, region-count, base-pfn, bias, frontier, parked-pages (present mask %#" PRIx64 ")",
+		       in->present);
+	EXPECT_EQ(0UL, in->region_size % self->pgsz)
+		TH_LOG("region size %" PRIu64 " is not a multiple of the page size", in->region_size);
+	EXPECT_GE(1, in->bias);
+	EXPECT_GE(in->region_count, in->frontier);
+	if (!kernel_cmdline_has("regionpm.region_size=") &&
+	    read_text("/sys/devices/system/memory/block_size_bytes", buf, sizeof(buf)) > 0)
+		EXPECT_EQ(strtoull(buf, NULL, 16), in->region_size)
+			TH_LOG("default region size must be the memory block size (0x%s)", buf);
+
+	err = regions_dump(&self->rpm, false, &rs, &ack);
+	ASSERT_EQ(0, err) TH_LOG("REGION_GET dump: %s, extack \"%s\"", strerror(-err), ack.msg);
+	memtotal = memtotal_pages();
+	ASSERT_LT(0, rs.n) TH_LOG("the dump returned no region");
+	EXPECT_GE(in->region_count, (uint32_t)rs.n)
+		TH_LOG("%d regions with memory but region-count is %u", rs.n, in->region_count);
+
+	for (i = 0; i < rs.n; i++) {
+		const struct rpm_region *r = &rs.r[i], *prev = i ? &rs.r[i - 1] : NULL;
+
+		EXPECT_EQ(need, r->present & need)
+			TH_LOG("region #%d (id %u) lacks attributes: present %#" PRIx64 ", needed %#" PRIx64,
+			       i, r->id, r->present, need);
+		EXPECT_GT(in->region_count, r->id)
+			TH_LOG("region id %u >= region-count %u", r->id, in->region_count);
+		if (prev) {
+			EXPECT_LT(prev->id, r->id)
+				TH_LOG("dump not sorted: region %u after %u", r->id, prev->id);
+			EXPECT_LE(prev->start_pfn + prev->spanned, r->start_pfn)
+				TH_LOG("region %u [%#" PRIx64 "+%" PRIu64 "] overlaps region %u at %#" PRIx64,
+				       prev->id, prev->start_pfn, prev->spanned, r->id, r->start_pfn);
+		}
+		EXPECT_EQ(in->base_pfn + (uint64_t)r->id * self->region_pages, r->start_pfn)
+			TH_LOG("region %u: start pfn must be base-pfn %#" PRIx64 " + id * %" PRIu64,
+			       r->id, in->base_pfn, self->region_pages);
+		EXPECT_LT(0UL, r->spanned);
+		EXPECT_GE(self->region_pages, r->spanned)
+			TH_LOG("region %u spans %" PRIu64 " pages, more than a region", r->id, r->spanned);
+		EXPECT_LE(r->managed, r->spanned)
+			TH_LOG("region %u: managed %" PRIu64 " > spanned %" PRIu64, r->id, r->managed, r->spanned);
+		EXPECT_LE(r->free, r->managed)
+			TH_LOG("region %u: free %" PRIu64 " > managed %" PRIu64, r->id, r->free, r->managed);
+		EXPECT_GE((uint32_t)REGIONPM_REGION_STATE_BUSY, r->state)
+			TH_LOG("region %u: unknown state %u", r->id, r->state);
+		EXPECT_EQ(r->state == REGIONPM_REGION_STATE_PARKED,
+			  HAS(r, REGIONPM_A_REGION_OWNER_PORTID))
+			TH_LOG("region %u (%s): owner-portid must be present exactly when parked",
+			       r->id, state_name(r->state));
+		EXPECT_FALSE(r->has_detail)
+			TH_LOG("region %u: detail nest without want-detail", r->id);
+		EXPECT_LT(0, r->nzones) TH_LOG("region %u names no zone", r->id);
+		for (int j = 0; j < r->nzones; j++) {
+			for (z = 0; z < ARRAY_SIZE(zone_names); z++)
+				if (!strcmp(zone_names[z], r->zones[j]))
+					break;
+			EXPECT_GT(ARRAY_SIZE(zone_names), z)
+				TH_LOG("region %u: unknown zone \"%s\"", r->id, r->zones[j]);
+		}
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%u", r->node);
+		EXPECT_EQ(0, access(path, F_OK))
+			TH_LOG("region %u: node %u does not exist", r->id, r->node);
+		sum_managed += r->managed;
+		sum_parked += r->parked;
+	}
+	EXPECT_EQ(memtotal, sum_managed)
+		TH_LOG("sum of managed-pages over all regions must equal MemTotal (%" PRIu64 " pages)", memtotal);
+	err = rpm_info_get(&self->rpm, &info2, &ack);
+	ASSERT_EQ(0, err);
+	EXPECT_EQ(info2.parked_pages, sum_parked)
+		TH_LOG("info parked-pages vs the sum over regions");
+
+	/* The do agrees with the dump and adds the detail nest on request. */
+	for (i = 0; i < rs.n; i++) {
+		const struct rpm_region *r = &rs.r[i];
+		struct rpm_region one;
+
+		err = rpm_region_get(&self->rpm, r->id, true, &one, &ack);
+		EXPECT_EQ(0, err) TH_LOG("REGION_GET do of region %u: %s, extack \"%s\"",
+					 r->id, strerror(-err), ack.msg);
+		if (err)
+			continue;
+		EXPECT_EQ(r->id, one.id);
+		EXPECT_EQ(r->start_pfn, one.start_pfn);
+		EXPECT_EQ(r->spanned, one.spanned);
+		EXPECT_TRUE(one.has_detail)
+			TH_LOG("region %u: no detail nest despite want-detail", r->id);
+		for (int t = REGIONPM_A_DETAIL_FREE; t <= REGIONPM_A_DETAIL_HUGE; t++) {
+			EXPECT_GE(one.spanned, one.detail[t])
+				TH_LOG("region %u: detail attribute %d = %" PRIu64 " exceeds the region",
+				       r->id, t, one.detail[t]);
+		}
+	}
+	err = regions_dump(&self->rpm, true, &rsd, &ack);
+	ASSERT_EQ(0, err) TH_LOG("REGION_GET dump with want-detail: %s, extack \"%s\"",
+				 strerror(-err), ack.msg);
+	EXPECT_EQ(rs.n, rsd.n);
+	for (i = 0; i < rsd.n; i++) {
+		EXPECT_TRUE(rsd.r[i].has_detail)
+			TH_LOG("dump with want-detail: region %u has no detail", rsd.r[i].id);
+	}
+
+	EXPECT_EQ(0, g_proto_errs) TH_LOG("malformed replies, last: %s", g_proto_msg);
+	regions_free(&rs);
+	regions_free(&rsd);
+}
+
+/* ------------------------------------------------------------------------
+ * 2. Incremental free counts agree with a pfn walk of /proc/kpageflags.
+ */
+static bool free_counts_agree(struct __test_metadata *_metadata,
+			      const struct regions *a, const struct regions *b,
+			      const uint64_t *kpf, uint32_t count, bool verbose)
+{
+	uint64_t sum_dump = 0, sum_kpf = 0, tol;
+	bool ok = true;
+	uint32_t id;
+	int i;
+
+	for (i = 0; i < a->n; i++) {
+		const struct rpm_region *ra = &a->r[i], *rb = region_find(b, ra->id);
+		uint64_t lo, hi, k;
+
+		if (ra->id >= count) {
+			if (verbose)
+				TH_LOG("region id %u >= region-count %u", ra->id, count);
+			ok = false;
+			continue;
+		}
+		k = kpf[ra->id];
+		if (!rb) {
+			if (verbose)
+				TH_LOG("region %u vanished between two dumps", ra->id);
+			ok = false;
+			continue;
+		}
+		lo = u64min(ra->free, rb->free);
+		hi = u64max(ra->free, rb->free);
+		tol = u64max(ra->spanned / 100, 256);
+		sum_dump += (ra->free + rb->free) / 2;
+		sum_kpf += k;
+		if (k + tol < lo || k > hi + tol) {
+			ok = false;
+			if (verbose)
+				TH_LOG("region %u: free-pages %" PRIu64 "..%" PRIu64
+				       " but %" PRIu64 " KPF_BUDDY pages (tolerance %" PRIu64 ")",
+				       ra->id, lo, hi, k, tol);
+		}
+	}
+	for (id = 0; id < count; id++) {
+		if (kpf[id] && !region_find(a, id)) {
+			ok = false;
+			if (verbose)
+				TH_LOG("region %u has %" PRIu64 " free pages but is not in the dump",
+				       id, kpf[id]);
+		}
+	}
+	tol = u64max(sum_dump / 200, 256);
+	if (sum_kpf + tol < sum_dump || sum_kpf > sum_dump + tol) {
+		ok = false;
+		if (verbose)
+			TH_LOG("total: free-pages %" PRIu64 " vs %" PRIu64
+			       " KPF_BUDDY pages (tolerance 0.5%%: %" PRIu64 ")",
+			       sum_dump, sum_kpf, tol);
+	}
+	return ok;
+}
+
+TEST_F_TIMEOUT(regionpm, free_counts_match_kpageflags, 120)
+{
+	uint32_t count = self->info.region_count;
+	uint64_t *kpf = calloc(count, sizeof(*kpf));
+	struct regions a = { 0 }, b = { 0 };
+	struct rpm_ack ack;
+	bool ok = false;
+	int attempt, err;
+
+	ASSERT_NE(NULL, kpf);
+	if (access("/proc/kpageflags", R_OK))
+		SKIP(return, "no /proc/kpageflags (CONFIG_PROC_PAGE_MONITOR)");
+	sync();
+	for (attempt = 1; attempt <= 5 && !ok; attempt++) {
+		err = regions_dump(&self->rpm, false, &a, &ack);
+		ASSERT_EQ(0, err) TH_LOG("dump: %s, extack \"%s\"", strerror(-err), ack.msg);
+		err = kpf_count_buddy(self->info.base_pfn, self->region_pages, count, kpf);
+		ASSERT_EQ(0, err) TH_LOG("reading /proc/kpageflags: %s", strerror(-err));
+		err = regions_dump(&self->rpm, false, &b, &ack);
+		ASSERT_EQ(0, err) TH_LOG("dump: %s, extack \"%s\"", strerror(-err), ack.msg);
+		ok = free_counts_agree(_metadata, &a, &b, kpf, count, attempt == 5);
+		if (!ok)
+			sleep_ms(200);
+	}
+	EXPECT_TRUE(ok) TH_LOG("free-pages never matched the kpageflags walk in 5 attempts (details above)");
+	regions_free(&a);
+	regions_free(&b);
+	free(kpf);
+}
+
+/* ------------------------------------------------------------------------
+ * 3. The first allocation from a completely free region is notified.
+ */
+TEST_F_TIMEOUT(regionpm, first_alloc_event, 300)
+{
+	uint32_t free_ids[256], cands[8];
+	struct regions rs = { 0 };
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm ev;
+	struct ev_match m = { .cmd = REGIONPM_CMD_REGION_ALLOC_NTF };
+	uint64_t deadline, bytes;
+	int nfree = 0, ncand, i, err, h = 0;
+	bool got = false;
+
+	err = rpm_events_open(&ev, &ack);
+	ASSERT_EQ(0, err) TH_LOG("events listener: %s", ack.msg);
+
+	err = regions_dump(&self->rpm, true, &rs, &ack);
+	ASSERT_EQ(0, err) TH_LOG("dump: %s, extack \"%s\"", strerror(-err), ack.msg);
+	for (i = 0; i < rs.n && nfree < (int)ARRAY_SIZE(free_ids); i++)
+		if (region_completely_free(&rs.r[i]))
+			free_ids[nfree++] = rs.r[i].id;
+
+	/* None free: empty the highest regions without unmovable pages. */
+	ncand = nfree ? 0 : pick_candidates(&rs, cands, 4, 0, 0);
+	for (i = 0; i < ncand && !nfree; i++) {
+		struct compact_req rq = { .id = cands[i], .mode = REGIONPM_COMPACT_MODE_BOTH };
+		struct rpm_compact_res res;
+		int j;
+
+		err = rpm_compact(&self->rpm, &rq, &res, &ack);
+		TH_LOG("compacting region %u to empty it: %s, free %" PRIu64 " after, obstacle %s \"%s\"",
+		       cands[i], err ? strerror(-err) : "ok", res.free_pages,
+		       obstacle_name(res.obstacle), ack.msg);
+		err = regions_dump(&self->rpm, false, &rs, &ack);
+		ASSERT_EQ(0, err);
+		for (j = 0; j < rs.n && nfree < (int)ARRAY_SIZE(free_ids); j++)
+			if (region_completely_free(&rs.r[j]))
+				free_ids[nfree++] = rs.r[j].id;
+	}
+	if (!nfree)
+		SKIP(return, "no region is completely free and none of %d candidates could be emptied",
+		     ncand);
+	for (i = 0; i < nfree; i++)
+		TH_LOG("completely free: region %u", free_ids[i]);
+
+	/* Allocate ~90% of MemFree until one of them gets a page. */
+	bytes = (uint64_t)meminfo_kb("MemFree") * 1024 * 9 / 10;
+	ASSERT_EQ(0, hog_start(&self->hog[0], bytes, -1));
+	m.ids = free_ids;
+	m.nids = nfree;
+	deadline = now_ms() + HOG_TIMEOUT_MS;
+	while (now_ms() < deadline) {
+		err = rpm_event_wait(&ev, 250, &m, &e);
+		if (!err) {
+			got = true;
+			break;
+		}
+		ASSERT_EQ(-ETIMEDOUT, err);
+		if (!h) {
+			h = hog_poll(&self->hog[0], 0);
+			if (h)	/* it has all its memory (or died): the event is due */
+				deadline = u64min(deadline, now_ms() + EVENT_WAIT_MS);
+		}
+	}
+	EXPECT_NE(-1, h) TH_LOG("the child allocating %" PRIu64 " MiB died (OOM?)", bytes / MiB);
+	EXPECT_TRUE(got) {
+		TH_LOG("no region-alloc-ntf for any of the %d free regions within %d ms of allocating %" PRIu64 " MiB",
+		       nfree, EVENT_WAIT_MS, bytes / MiB);
+		log_events(_metadata, &ev);
+	}
+	if (got)
+		TH_LOG("region-alloc-ntf for region %u", e.id);
+	hog_stop(&self->hog[0]);
+	rpm_close(&ev);
+	regions_free(&rs);
+}
+
+/* ------------------------------------------------------------------------
+ * Filling memory with our own, checkable data.
+ */
+struct anon_area {
+	char *p;
+	uint64_t len;
+	uint64_t seed;
+};
+
+/* Interleave anon chunks and fsync'ed files so both land in every region. */
+static int fill_anon_and_files(FIXTURE_DATA(regionpm) *self, struct anon_area *anon,
+			       uint64_t anon_bytes, int nfiles)
+{
+	uint64_t done = 0;
+	char path[PATH_MAX + 32];
+	int f = 0, err;
+
+	anon->len = anon_bytes - anon_bytes % FILL_CHUNK;
+	anon->seed = 0xa11011;
+	anon->p = mmap(NULL, anon->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (anon->p == MAP_FAILED)
+		return -errno;
+	while (done < anon->len || f < nfiles) {
+		if (done < anon->len) {
+			fill_pattern(anon->p + done, FILL_CHUNK, anon->seed,
+				     done / self->pgsz);
+			done += FILL_CHUNK;
+		}
+		if (f < nfiles) {
+			workfile(self, path, sizeof(path), "clean", f);
+			err = write_pattern_file(path, FILL_CHUNK, 100 + f, true);
+			if (err)
+				return err;
+			f++;
+		}
+	}
+	return 0;
+}
+
+/* Every file and the anon area still hold their pattern. */
+static void check_data(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(regionpm) *self, const struct anon_area *anon,
+		       const char *kind, int nfiles, uint64_t file_bytes,
+		       uint64_t seed0, const char *when)
+{
+	char path[PATH_MAX + 32];
+	int64_t bad;
+	int f, err;
+
+	if (anon && anon->len) {
+		bad = check_pattern(anon->p, anon->len, anon->seed, 0);
+		EXPECT_EQ(-1, bad) TH_LOG("%s: anon page %" PRId64 " of %" PRIu64 " is corrupt",
+					  when, bad, anon->len / self->pgsz);
+	}
+	for (f = 0; f < nfiles; f++) {
+		workfile(self, path, sizeof(path), kind, f);
+		err = verify_pattern_file(path, file_bytes, seed0 + f, &bad);
+		EXPECT_EQ(0, err) TH_LOG("%s: %s: %s (first bad page %" PRId64 ")", when, path,
+					 err > 0 ? "content corrupt" : strerror(-err), bad);
+	}
+}
+
+static int region_get_detail(struct __test_metadata *_metadata, struct rpm *s,
+			     uint32_t id, struct rpm_region *r)
+{
+	struct rpm_ack ack;
+	int err = rpm_region_get(s, id, true, r, &ack);
+
+	if (err)
+		TH_LOG("REGION_GET %u: %s, extack \"%s\"", id, strerror(-err), ack.msg);
+	return err;
+}
+
+/* ------------------------------------------------------------------------
+ * 4. MODE=MIGRATE empties a region and keeps anon and file data intact.
+ */
+TEST_F_TIMEOUT(regionpm, compact_migrate_keeps_data, 900)
+{
+	struct anon_area anon = { 0 };
+	struct regions rs = { 0 };
+	struct rpm_region before, after;
+	struct rpm_compact_res res;
+	struct rpm_ack ack;
+	struct compact_req rq = { .mode = REGIONPM_COMPACT_MODE_MIGRATE };
+	uint64_t avail, tol;
+	uint32_t cand;
+	int nfiles, err;
+
+	ASSERT_EQ(0, make_workdir(self));
+	avail = (uint64_t)meminfo_kb("MemAvailable") * 1024;
+	nfiles = avail * 35 / 100 / FILL_CHUNK;
+	TH_LOG("filling %" PRIu64 " MiB anon + %d MiB files in %s", avail * 35 / 100 / MiB,
+	       nfiles * (int)(FILL_CHUNK / MiB), self->workdir);
+	err = fill_anon_and_files(self, &anon, avail * 35 / 100, nfiles);
+	ASSERT_EQ(0, err) TH_LOG("filling memory: %s", strerror(-err));
+	check_data(_metadata, self, &anon, "clean", nfiles, FILL_CHUNK, 100, "before compaction");
+
+	err = regions_dump(&self->rpm, true, &rs, &ack);
+	ASSERT_EQ(0, err) TH_LOG("dump: %s", ack.msg);
+	/* the highest region with >= 4 MiB of movable pages, < 1% unmovable */
+	if (pick_candidates(&rs, &cand, 1, self->region_pages / 100, 1024) != 1) {
+		for (int i = 0; i < rs.n; i++)
+			log_region(_metadata, "", &rs.r[i]);
+		ASSERT_TRUE(false) TH_LOG("after filling memory no region holds >= 1024 movable pages with < 1%% unmovable ones");
+	}
+	ASSERT_EQ(0, region_get_detail(_metadata, &self->rpm, cand, &before));
+	log_region(_metadata, "compacting", &before);
+
+	rq.id = cand;
+	err = rpm_compact(&self->rpm, &rq, &res, &ack);
+	ASSERT_EQ(0, err) TH_LOG("REGION_COMPACT %u mode migrate: %s, extack \"%s\"",
+				 cand, strerror(-err), ack.msg);
+	TH_LOG("scanned %" PRIu64 " migrated %" PRIu64 " dropped %" PRIu64 " skipped %" PRIu64
+	       " failed %" PRIu64 " free %" PRIu64 " in %" PRIu64 " ms",
+	       res.scanned, res.migrated, res.dropped, res.skipped, res.failed,
+	       res.free_pages, res.elapsed_ns / 1000000);
+	if (res.obstacle != REGIONPM_OBSTACLE_NONE)
+		TH_LOG("obstacle %s at pfn %#" PRIx64 ": \"%s\"", obstacle_name(res.obstacle),
+		       res.obstacle_pfn, ack.msg);
+	EXPECT_EQ(cand, res.id);
+	EXPECT_LT(0UL, res.migrated) TH_LOG("nothing migrated out of a region with %" PRIu64 " movable pages",
+					  region_movable(&before));
+	EXPECT_EQ(0UL, res.dropped) TH_LOG("mode migrate must not drop page cache");
+	EXPECT_LE(res.migrated + res.dropped, res.scanned)
+		TH_LOG("more pages handled than scanned");
+	EXPECT_LT(0UL, res.elapsed_ns);
+	tol = u64max(before.managed / 100, 256);
+	EXPECT_LE(before.managed, res.free_pages + res.skipped + res.failed + tol)
+		TH_LOG("after migrating, free (%" PRIu64 ") + skipped + failed must cover the %" PRIu64
+		       " managed pages (tolerance %" PRIu64 ")", res.free_pages, before.managed, tol);
+	if (!region_get_detail(_metadata, &self->rpm, cand, &after))
+		log_region(_metadata, "after", &after);
+
+	check_data(_metadata, self, &anon, "clean", nfiles, FILL_CHUNK, 100, "after compaction");
+	munmap(anon.p, anon.len);
+	regions_free(&rs);
+}
+
+/* ------------------------------------------------------------------------
+ * 5. MODE=DROP drops clean page cache and leaves dirty pages alone.
+ */
+TEST_F_TIMEOUT(regionpm, compact_drop_clean_not_dirty, 900)
+{
+	struct regions rs = { 0 };
+	struct rpm_region before, after;
+	struct rpm_compact_res res;
+	struct rpm_ack ack;
+	struct compact_req rq = { .mode = REGIONPM_COMPACT_MODE_DROP };
+	char path[PATH_MAX + 32];
+	uint64_t avail, dirty_step, dirty_total = 0, dirty0, tol;
+	uint32_t cands[64], cand;
+	int nclean, ncand, pick = -1, f, i, fd, err;
+	int64_t bad;
+
+	ASSERT_EQ(0, make_workdir(self));
+	if (self->workdir_tmpfs)
+		SKIP(return, "%s is tmpfs (shmem): no droppable page cache; needs %s on a disk",
+		     self->workdir, SCRATCH_DIR);
+	ASSERT_EQ(0, dirty_save(&self->dirty));
+	self->dirty_saved = true;
+	/* keep dirty pages dirty for the whole test */
+	ASSERT_EQ(0, write_text("/proc/sys/vm/dirty_ratio", "90"));
+	ASSERT_EQ(0, write_text("/proc/sys/vm/dirty_background_ratio", "80"));
+	ASSERT_EQ(0, write_text("/proc/sys/vm/dirty_expire_centisecs", "360000"));
+	ASSERT_EQ(0, write_text("/proc/sys/vm/dirty_writeback_centisecs", "0"));
+
+	/* 55% of MemAvailable clean (written, fsync'ed, read back), 10% dirty */
+	avail = (uint64_t)meminfo_kb("MemAvailable") * 1024;
+	nclean = avail * 55 / 100 / FILL_CHUNK;
+	ASSERT_LT(0, nclean);
+	dirty_step = (avail / 10 / nclean) & ~(self->pgsz - 1);
+	workfile(self, path, sizeof(path), "dirty", 0);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd) TH_LOG("creating %s: %s", path, strerror(errno));
+	for (f = 0; f < nclean; f++) {
+		workfile(self, path, sizeof(path), "clean", f);
+		err = write_pattern_file(path, FILL_CHUNK, 200 + f, true);
+		ASSERT_EQ(0, err) TH_LOG("writing %s: %s", path, strerror(-err));
+		err = write_pattern(fd, dirty_step, 7, dirty_total / self->pgsz);
+		ASSERT_EQ(0, err) TH_LOG("writing the dirty file: %s", strerror(-err));
+		dirty_total += dirty_step;
+	}
+	close(fd);
+	check_data(_metadata, self, NULL, "clean", nclean, FILL_CHUNK, 200, "after writing");
+	TH_LOG("%d MiB clean page cache, %" PRIu64 " MiB dirty; Dirty: %" PRId64 " kB",
+	       nclean * (int)(FILL_CHUNK / MiB), dirty_total / MiB, meminfo_kb("Dirty"));
+
+	/* the highest region with clean file pages, preferably dirty ones too */
+	err = regions_dump(&self->rpm, true, &rs, &ack);
+	ASSERT_EQ(0, err) TH_LOG("dump: %s", ack.msg);
+	ncand = pick_candidates(&rs, cands, ARRAY_SIZE(cands), self->region_pages / 100, 1024);
+	for (i = 0; i < ncand; i++) {
+		const struct rpm_region *r = region_find(&rs, cands[i]);
+
+		if (r->detail[REGIONPM_A_DETAIL_FILE_CLEAN] < 1024)
+			continue;
+		if (pick < 0)
+			pick = i;
+		if (r->detail[REGIONPM_A_DETAIL_FILE_DIRTY] >= 64) {
+			pick = i;
+			break;
+		}
+	}
+	if (pick < 0) {
+		for (i = 0; i < rs.n; i++)
+			log_region(_metadata, "", &rs.r[i]);
+		ASSERT_LE(0, pick) TH_LOG("no region holds >= 1024 clean file pages with < 1%% unmovable ones");
+	}
+	cand = cands[pick];
+	ASSERT_EQ(0, region_get_detail(_metadata, &self->rpm, cand, &before));
+	log_region(_metadata, "dropping", &before);
+	dirty0 = before.detail[REGIONPM_A_DETAIL_FILE_DIRTY];
+	if (dirty0 < 64)
+		TH_LOG("note: region %u holds only %" PRIu64 " dirty pages; the dirty check is weak",
+		       cand, dirty0);
+
+	rq.id = cand;
+	err = rpm_compact(&self->rpm, &rq, &res, &ack);
+	ASSERT_EQ(0, err) TH_LOG("REGION_COMPACT %u mode drop: %s, extack \"%s\"",
+				 cand, strerror(-err), ack.msg);
+	TH_LOG("scanned %" PRIu64 " migrated %" PRIu64 " dropped %" PRIu64 " skipped %" PRIu64
+	       " failed %" PRIu64 " free %" PRIu64 ", obstacle %s \"%s\"",
+	       res.scanned, res.migrated, res.dropped, res.skipped, res.failed,
+	       res.free_pages, obstacle_name(res.obstacle), ack.msg);
+	ASSERT_EQ(0, region_get_detail(_metadata, &self->rpm, cand, &after));
+	log_region(_metadata, "after", &after);
+
+	EXPECT_LT(0UL, res.dropped) TH_LOG("no clean page cache dropped from a region with %" PRIu64
+					 " clean file pages", before.detail[REGIONPM_A_DETAIL_FILE_CLEAN]);
+	EXPECT_EQ(0UL, res.migrated) TH_LOG("mode drop must not migrate anything");
+	tol = u64max(16, dirty0 / 50);
+	EXPECT_LE(dirty0, after.detail[REGIONPM_A_DETAIL_FILE_DIRTY] + tol)
+		TH_LOG("dirty file pages went from %" PRIu64 " to %" PRIu64 ": dirty pages must not be dropped",
+		       dirty0, after.detail[REGIONPM_A_DETAIL_FILE_DIRTY]);
+	EXPECT_LE(dirty0, res.skipped + res.failed + tol)
+		TH_LOG("the %" PRIu64 " dirty pages must be reported as skipped (or failed)", dirty0);
+
+	/* a dropped dirty page would read back as zeroes: it never hit the disk */
+	workfile(self, path, sizeof(path), "dirty", 0);
+	err = verify_pattern_file(path, dirty_total, 7, &bad);
+	EXPECT_EQ(0, err) TH_LOG("dirty file: %s (first bad page %" PRId64 "): dirty data was lost",
+				 err > 0 ? "content corrupt" : strerror(-err), bad);
+	check_data(_metadata, self, NULL, "clean", nclean, FILL_CHUNK, 200, "after dropping");
+	regions_free(&rs);
+}
+
+/* ------------------------------------------------------------------------
+ * Parking helpers shared by tests 6-9.
+ */
+
+/* Park candidates: no unmovable pages, highest first; @rs gets the dump. */
+static int park_candidates(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(regionpm) *self, struct regions *rs,
+			   uint32_t *ids, int max)
+{
+	struct rpm_ack ack;
+	int err;
+
+	err = regions_dump(&self->rpm, true, rs, &ack);
+	if (err) {
+		TH_LOG("dump: %s, extack \"%s\"", strerror(-err), ack.msg);
+		return -1;
+	}
+	return pick_candidates(rs, ids, max, 0, 0);
+}
+
+static bool wait_release(struct rpm *ev, uint32_t id, uint32_t reason,
+			 int timeout_ms, struct rpm_event *e)
+{
+	struct ev_match m = {
+		.cmd = REGIONPM_CMD_REGION_RELEASE_NTF,
+		.ids = &id, .nids = 1,
+		.reasons = 1U << reason,
+	};
+
+	return !rpm_event_wait(ev, timeout_ms, &m, e);
+}
+
+/* ------------------------------------------------------------------------
+ * 6. A parked region leaves MemTotal and is never allocated from.
+ */
+TEST_F_TIMEOUT(regionpm, park_lowers_memtotal_and_is_not_used, 600)
+{
+	struct regions rs = { 0 };
+	struct rpm_region r, final;
+	struct rpm_compact_res res;
+	struct rpm_info info;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm ev;
+	uint32_t cands[8], id;
+	uint64_t mt0, mt1, managed0, bytes, deadline;
+	int ncand, idx, err, h = 0, violations = 0;
+	bool got;
+
+	/* no page cache: the allocation below must not need reclaim (shrinkers) */
+	sync();
+	write_text("/proc/sys/vm/drop_caches", "1");
+
+	ncand = park_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
+	ASSERT_LE(0, ncand);
+	if (!ncand)
+		SKIP(return, "no active region without unmovable pages to park");
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+	mt0 = memtotal_pages();
+
+	idx = park_first(_metadata, &self->rpm, cands, ncand, &res);
+	ASSERT_LE(0, idx) TH_LOG("none of %d candidate regions could be parked", ncand);
+	id = cands[idx];
+	managed0 = region_find(&rs, id)->managed;
+	mt1 = memtotal_pages();
+
+	ASSERT_EQ(0, region_get_detail(_metadata, &self->rpm, id, &r));
+	log_region(_metadata, "parked", &r);
+	EXPECT_STREQ("parked", state_name(r.state));
+	EXPECT_TRUE(HAS(&r, REGIONPM_A_REGION_OWNER_PORTID));
+	EXPECT_EQ(self->rpm.portid, r.owner) TH_LOG("owner must be the parking socket");
+	EXPECT_EQ(0UL, r.managed);
+	EXPECT_EQ(0UL, r.free);
+	EXPECT_EQ(managed0, r.parked)
+		TH_LOG("parked-pages must be the %" PRIu64 " pages the region managed", managed0);
+	EXPECT_EQ(r.parked, r.detail[REGIONPM_A_DETAIL_OFFLINE])
+		TH_LOG("parked pages must show as offline in the detail");
+	EXPECT_EQ(mt0 - r.parked, mt1)
+		TH_LOG("MemTotal must drop by parked-pages: %" PRIu64 " -> %" PRIu64 " pages, parked %" PRIu64,
+		       mt0, mt1, r.parked);
+	ASSERT_EQ(0, rpm_info_get(&self->rpm, &info, &ack));
+	EXPECT_LE(r.parked, info.parked_pages);
+
+	/* Allocate 80% of what is available; the parked region must stay empty. */
+	bytes = (uint64_t)meminfo_kb("MemAvailable") * 1024 * 8 / 10;
+	ASSERT_EQ(0, hog_start(&self->hog[0], bytes, -1));
+	deadline = now_ms() + HOG_TIMEOUT_MS;
+	while (!h && now_ms() < deadline) {
+		h = hog_poll(&self->hog[0], 200);
+		if (rpm_region_get(&self->rpm, id, false, &r, &ack))
+			continue;
+		if ((r.state != REGIONPM_REGION_STATE_PARKED || r.free) && !violations++)
+			TH_LOG("while allocating: region %u is %s with %" PRIu64 " free pages",
+			       id, state_name(r.state), r.free);
+	}
+	EXPECT_EQ(1, h) TH_LOG("allocating %" PRIu64 " MiB did not complete (%s)", bytes / MiB,
+			       h < 0 ? "child died" : "timeout");
+	EXPECT_EQ(0, violations) TH_LOG("the parked region was released or used during a moderate allocation");
+	ASSERT_EQ(0, region_get_detail(_metadata, &self->rpm, id, &final));
+	log_region(_metadata, "under load", &final);
+	EXPECT_STREQ("parked", state_name(final.state));
+	EXPECT_EQ(0UL, final.free);
+	EXPECT_EQ(0UL, final.detail[REGIONPM_A_DETAIL_ANON] +
+		     final.detail[REGIONPM_A_DETAIL_FILE_CLEAN] +
+		     final.detail[REGIONPM_A_DETAIL_FILE_DIRTY] +
+		     final.detail[REGIONPM_A_DETAIL_WRITEBACK] +
+		     final.detail[REGIONPM_A_DETAIL_SHMEM])
+		TH_LOG("anon/file/shmem pages found in a parked region");
+	EXPECT_EQ(final.parked, final.detail[REGIONPM_A_DETAIL_OFFLINE]);
+	hog_stop(&self->hog[0]);
+
+	/* Unpark: memory comes back and the listener hears why. */
+	err = rpm_unpark(&self->rpm, id, &ack);
+	ASSERT_EQ(0, err) TH_LOG("REGION_UNPARK %u: %s, extack \"%s\"", id, strerror(-err), ack.msg);
+	got = wait_release(&ev, id, REGIONPM_RELEASE_REASON_UNPARK, EVENT_WAIT_MS, &e);
+	EXPECT_TRUE(got) {
+		TH_LOG("no region-release-ntf {id %u, reason unpark}", id);
+		log_events(_metadata, &ev);
+	}
+	if (got) {
+		EXPECT_EQ(final.parked, e.pages) TH_LOG("release event pages vs parked-pages");
+	}
+	EXPECT_EQ(mt0, memtotal_pages()) TH_LOG("MemTotal not restored after unpark");
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+	EXPECT_STREQ("active", state_name(r.state));
+	EXPECT_EQ(managed0, r.managed);
+	EXPECT_FALSE(HAS(&r, REGIONPM_A_REGION_OWNER_PORTID));
+	rpm_close(&ev);
+	regions_free(&rs);
+}
+
+/* ------------------------------------------------------------------------
+ * 7. Closing the socket that parked a region releases it.
+ */
+TEST_F_TIMEOUT(regionpm, close_socket_releases, 600)
+{
+	struct regions rs = { 0 };
+	struct rpm_region r;
+	struct rpm_compact_res res;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm a, ev;
+	uint32_t cands[8], id;
+	uint64_t mt0, parked;
+	int ncand, idx, ms;
+	bool got;
+
+	ncand = park_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
+	ASSERT_LE(0, ncand);
+	if (!ncand)
+		SKIP(return, "no active region without unmovable pages to park");
+	mt0 = memtotal_pages();
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+	ASSERT_EQ(0, rpm_open(&a, &ack)) TH_LOG("socket A: %s", ack.msg);
+
+	idx = park_first(_metadata, &a, cands, ncand, &res);
+	ASSERT_LE(0, idx) TH_LOG("none of %d candidate regions could be parked", ncand);
+	id = cands[idx];
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+	EXPECT_STREQ("parked", state_name(r.state));
+	EXPECT_EQ(a.portid, r.owner) TH_LOG("owner must be socket A");
+	parked = r.parked;
+	EXPECT_EQ(mt0 - parked, memtotal_pages());
+
+	rpm_close(&a);
+	ms = wait_region_state(&self->rpm, id, REGIONPM_REGION_STATE_ACTIVE,
+			       RELEASE_WAIT_MS, &r);
+	EXPECT_LE(0, ms) TH_LOG("region %u still %s %d ms after its owner socket was closed",
+				id, state_name(r.state), RELEASE_WAIT_MS);
+	if (ms >= 0)
+		TH_LOG("region %u active again %d ms after close", id, ms);
+	got = wait_release(&ev, id, REGIONPM_RELEASE_REASON_OWNER_CLOSED,
+			   RELEASE_WAIT_MS, &e);
+	EXPECT_TRUE(got) {
+		TH_LOG("no region-release-ntf {id %u, reason owner-closed}", id);
+		log_events(_metadata, &ev);
+	}
+	if (got) {
+		EXPECT_EQ(parked, e.pages) TH_LOG("release event pages vs parked-pages");
+	}
+	EXPECT_EQ(mt0, memtotal_pages()) TH_LOG("MemTotal not restored");
+	rpm_close(&ev);
+	regions_free(&rs);
+}
+
+/* ------------------------------------------------------------------------
+ * 8. SIGKILL of the owning process releases its parked region.
+ */
+static void __attribute__((noreturn)) park_child(const uint32_t *ids, int n, int fd)
+{
+	struct rpm_compact_res res;
+	struct rpm_region r;
+	struct rpm_ack ack;
+	struct rpm s;
+	int i, err;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	err = rpm_open(&s, &ack);
+	if (err) {
+		dprintf(fd, "error open %d\n", err);
+		_exit(1);
+	}
+	for (i = 0; i < n; i++) {
+		err = rpm_park(&s, ids[i], true, &res, &ack);
+		if (!err && !rpm_region_get(&s, ids[i], false, &r, &ack)) {
+			dprintf(fd, "parked %u %u %" PRIu64 "\n", ids[i], s.portid, r.parked);
+			for (;;)
+				pause();
+		}
+	}
+	dprintf(fd, "error park %d\n", err);
+	_exit(1);
+}
+
+TEST_F_TIMEOUT(regionpm, sigkill_owner_releases, 600)
+{
+	struct regions rs = { 0 };
+	struct rpm_region r;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm ev;
+	struct hog *child = &self->hog[0];
+	uint32_t cands[8], id = 0, portid = 0;
+	uint64_t mt0, parked = 0;
+	char line[128] = "";
+	int ncand, p[2], ms, status;
+	bool got;
+	ssize_t n;
+
+	ncand = park_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
+	ASSERT_LE(0, ncand);
+	if (!ncand)
+		SKIP(return, "no active region without unmovable pages to park");
+	mt0 = memtotal_pages();
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	child->pid = fork();
+	ASSERT_LE(0, child->pid);
+	if (child->pid == 0) {
+		close(p[0]);
+		park_child(cands, ncand, p[1]);
+	}
+	close(p[1]);
+	child->fd = p[0];
+
+	{
+		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+
+		ASSERT_EQ(1, poll(&pfd, 1, HOG_TIMEOUT_MS)) TH_LOG("the child never reported");
+	}
+	n = read(p[0], line, sizeof(line) - 1);
+	ASSERT_LT(0, n) TH_LOG("the child died before reporting");
+	line[n] = '\0';
+	ASSERT_EQ(3, sscanf(line, "parked %u %u %" SCNu64, &id, &portid, &parked))
+		TH_LOG("the child could not park a region: %s", line);
+
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+	EXPECT_STREQ("parked", state_name(r.state));
+	EXPECT_EQ(portid, r.owner) TH_LOG("owner must be the child's socket");
+	EXPECT_EQ(mt0 - parked, memtotal_pages());
+
+	kill(child->pid, SIGKILL);
+	waitpid(child->pid, &status, 0);
+	child->pid = 0;
+	close(child->fd);
+
+	ms = wait_region_state(&self->rpm, id, REGIONPM_REGION_STATE_ACTIVE,
+			       RELEASE_WAIT_MS, &r);
+	EXPECT_LE(0, ms) TH_LOG("region %u still %s %d ms after its owner was killed",
+				id, state_name(r.state), RELEASE_WAIT_MS);
+	got = wait_release(&ev, id, REGIONPM_RELEASE_REASON_OWNER_CLOSED,
+			   RELEASE_WAIT_MS, &e);
+	EXPECT_TRUE(got) {
+		TH_LOG("no region-release-ntf {id %u, reason owner-closed}", id);
+		log_events(_metadata, &ev);
+	}
+	if (got) {
+		EXPECT_EQ(parked, e.pages) TH_LOG("release event pages vs parked-pages");
+	}
+	EXPECT_EQ(mt0, memtotal_pages()) TH_LOG("MemTotal not restored after the owner died");
+	rpm_close(&ev);
+	regions_free(&rs);
+}
+
+/* ------------------------------------------------------------------------
+ * 9. Memory pressure takes parked regions back before the OOM killer runs.
+ */
+TEST_F_TIMEOUT(regionpm, pressure_releases_without_oom, 900)
+{
+	const uint32_t pressure = (1U << REGIONPM_RELEASE_REASON_SHRINKER) |
+				  (1U << REGIONPM_RELEASE_REASON_OOM);
+	struct regions rs = { 0 };
+	struct rpm_compact_res res;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm ev;
+	struct ev_match m = { .cmd = REGIONPM_CMD_REGION_RELEASE_NTF, .reasons = pressure };
+	uint32_t cands[64], parked_ids[64];
+	uint64_t parked_kb = 0, avail_kb, floor_kb, target, deadline;
+	int64_t oom0, oom1;
+	int ncand, nparked = 0, released = 0, i, status = 0, err;
+	pid_t w = 0;
+
+	sync();
+	write_text("/proc/sys/vm/drop_caches", "1");
+	ncand = park_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
+	ASSERT_LE(0, ncand);
+	if (!ncand)
+		SKIP(return, "no active region without unmovable pages to park");
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+	oom0 = vmstat_get("oom_kill");
+
+	/* Park as much as possible while keeping the system usable. */
+	floor_kb = u64max(256 * 1024, (uint64_t)meminfo_kb("MemTotal") / 5);
+	for (i = 0; i < ncand; i++) {
+		const struct rpm_region *r = region_find(&rs, cands[i]);
+		uint64_t kb = r->managed * self->pgsz / 1024;
+
+		if ((uint64_t)meminfo_kb("MemAvailable") < floor_kb + kb)
+			continue;
+		err = rpm_park(&self->rpm, cands[i], true, &res, &ack);
+		if (err) {
+			TH_LOG("parking region %u: %s \"%s\"", cands[i], strerror(-err), ack.msg);
+			continue;
+		}
+		parked_ids[nparked++] = cands[i];
+		parked_kb += kb;
+	}
+	ASSERT_LT(0, nparked) TH_LOG("no region could be parked");
+
+	/* Ask for more than is available: only parked memory can cover it. */
+	avail_kb = meminfo_kb("MemAvailable");
+	target = (avail_kb + parked_kb / 2) * 1024;
+	TH_LOG("parked %d regions (%" PRIu64 " MiB), MemAvailable %" PRIu64 " MiB, allocating %" PRIu64 " MiB",
+	       nparked, parked_kb / 1024, avail_kb / 1024, target / MiB);
+	ASSERT_EQ(0, hog_start(&self->hog[0], target, 2000));
+
+	m.ids = parked_ids;
+	m.nids = nparked;
+	deadline = now_ms() + HOG_TIMEOUT_MS;
+	while (now_ms() < deadline) {
+		if (!rpm_event_wait(&ev, 250, &m, &e)) {
+			released++;
+			TH_LOG("region %u released (%s, %" PRIu64 " pages)", e.id,
+			       reason_name(e.reason), e.pages);
+		}
+		if (!w) {
+			w = waitpid(self->hog[0].pid, &status, WNOHANG);
+			if (w > 0)	/* the release events may lag a bit */
+				deadline = u64min(deadline, now_ms() + EVENT_WAIT_MS);
+		}
+	}
+	if (w > 0) {
+		self->hog[0].pid = 0;
+		close(self->hog[0].fd);
+	}
+	oom1 = vmstat_get("oom_kill");
+
+	EXPECT_LT(0, w) TH_LOG("the allocating child did not finish in %d s", HOG_TIMEOUT_MS / 1000);
+	if (w > 0) {
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("the allocating child %s %d (OOM killed?)",
+			       WIFSIGNALED(status) ? "was killed by signal" : "exited with",
+			       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	}
+	EXPECT_EQ(oom0, oom1) TH_LOG("the OOM killer ran while parked regions could have been released");
+	EXPECT_LT(0, released) {
+		TH_LOG("no region-release-ntf with reason shrinker or oom");
+		log_events(_metadata, &ev);
+	}
+	rpm_close(&ev);
+	regions_free(&rs);
+}
+
+/* ------------------------------------------------------------------------
+ * 10. Privilege: every op needs CAP_SYS_ADMIN (and the genl core wants
+ * CAP_NET_ADMIN); the family is for the initial network namespace only.
+ *
+ * A child drops what the mode says, probes every op and writes one line
+ * "op errno extack" per op to a pipe; the parent checks them.
+ */
+enum probe_mode {
+	PROBE_NOBODY,			/* setresuid(65534) before opening */
+	PROBE_SOCKET_THEN_NOBODY,	/* socket opened as root, then setresuid */
+	PROBE_NO_SYS_ADMIN,		/* uid 0 without CAP_SYS_ADMIN */
+	PROBE_NO_NET_ADMIN,		/* uid 0 without CAP_NET_ADMIN */
+	PROBE_NETNS,			/* root in a new network namespace */
+};
+
+static const char *const probe_mode_name[] = {
+	"uid nobody", "root socket used as nobody", "no CAP_SYS_ADMIN",
+	"no CAP_NET_ADMIN", "new network namespace",
+};
+
+struct probe_result {
+	char op[24];
+	int err;
+	char msg[200];
+};
+
+static int drop_caps(int cap)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	int i = CAP_TO_INDEX(cap);
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[i].effective &= ~CAP_TO_MASK(cap);
+	data[i].permitted &= ~CAP_TO_MASK(cap);
+	data[i].inheritable &= ~CAP_TO_MASK(cap);
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	return 0;
+}
+
+static int become_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return -errno;
+	return 0;
+}
+
+static void probe_report(int fd, const char *op, int err, const char *msg)
+{
+	dprintf(fd, "%s %d %s\n", op, err, msg && msg[0] ? msg : "-");
+}
+
+static void __attribute__((noreturn)) probe_child(enum probe_mode mode, uint32_t id, int fd)
+{
+	struct regions rs = { 0 };
+	struct rpm_compact_res res;
+	struct compact_req rq = { .id = id, .mode = REGIONPM_COMPACT_MODE_MIGRATE, .budget = 512 };
+	struct rpm_region r;
+	struct rpm_info in;
+	struct rpm_ack ack;
+	struct rpm s = { 0 };
+	int err = 0;
+
+	if (mode == PROBE_SOCKET_THEN_NOBODY) {
+		err = rpm_open(&s, &ack);
+		if (err) {
+			probe_report(fd, "open", err, ack.msg);
+			_exit(1);
+		}
+	}
+	switch (mode) {
+	case PROBE_NOBODY:
+	case PROBE_SOCKET_THEN_NOBODY:
+		err = become_nobody();
+		break;
+	case PROBE_NO_SYS_ADMIN:
+		err = drop_caps(CAP_SYS_ADMIN);
+		break;
+	case PROBE_NO_NET_ADMIN:
+		err = drop_caps(CAP_NET_ADMIN);
+		break;
+	case PROBE_NETNS:
+		err = unshare(CLONE_NEWNET) ? -errno : 0;
+		break;
+	}
+	if (err) {
+		probe_report(fd, "setup", err, strerror(-err));
+		_exit(1);
+	}
+	if (mode != PROBE_SOCKET_THEN_NOBODY) {
+		err = rpm_open(&s, &ack);
+		if (err) {
+			probe_report(fd, "open", err, ack.msg);
+			_exit(0);
+		}
+	}
+	err = rpm_info_get(&s, &in, &ack);
+	probe_report(fd, "info-get", err, ack.msg);
+	err = rpm_region_get(&s, id, false, &r, &ack);
+	probe_report(fd, "region-get", err, ack.msg);
+	err = regions_dump(&s, false, &rs, &ack);
+	probe_report(fd, "region-get-dump", err, ack.msg);
+	err = rpm_compact(&s, &rq, &res, &ack);
+	probe_report(fd, "region-compact", err, ack.msg);
+	err = rpm_park(&s, id, false, &res, &ack);
+	probe_report(fd, "region-park", err, ack.msg);
+	err = rpm_unpark(&s, id, &ack);
+	probe_report(fd, "region-unpark", err, ack.msg);
+	err = rpm_join_events(&s);
+	probe_report(fd, "events-join", err, NULL);
+	rpm_close(&s);
+	_exit(0);
+}
+
+/* Run a probe child; returns the number of results or -errno. */
+static int run_probe(enum probe_mode mode, uint32_t id, struct probe_result *res, int max)
+{
+	char buf[4096], *line, *save = NULL;
+	size_t off = 0;
+	int p[2], n = 0, status;
+	ssize_t got;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(p[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		probe_child(mode, id, p[1]);
+	}
+	close(p[1]);
+	while (off + 1 < sizeof(buf) && (got = read(p[0], buf + off, sizeof(buf) - 1 - off)) > 0)
+		off += got;
+	buf[off] = '\0';
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	for (line = strtok_r(buf, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct probe_result *r = &res[n];
+
+		r->msg[0] = '\0';
+		if (sscanf(line, "%23s %d %199[^\n]", r->op, &r->err, r->msg) >= 2)
+			n++;
+	}
+	return n;
+}
+
+static void check_probe(struct __test_metadata *_metadata,
+			FIXTURE_DATA(regionpm) *self, enum probe_mode mode)
+{
+	struct probe_result res[16];
+	struct regions rs = { 0 };
+	struct rpm_ack ack;
+	int n, i;
+
+	ASSERT_EQ(0, regions_dump(&self->rpm, false, &rs, &ack));
+	ASSERT_LT(0, rs.n);
+	n = run_probe(mode, rs.r[0].id, res, ARRAY_SIZE(res));
+	ASSERT_LT(0, n) TH_LOG("%s: the probe child reported nothing", probe_mode_name[mode]);
+	ASSERT_STRNE("setup", res[0].op)
+		TH_LOG("%s: dropping privileges failed: %s", probe_mode_name[mode], res[0].msg);
+
+	if (mode == PROBE_NETNS && !strcmp(res[0].op, "open")) {
+		/* family invisible outside the initial netns: refused as well */
+		EXPECT_EQ(-ENOENT, res[0].err) TH_LOG("opening in a new netns: %s", res[0].msg);
+		return;
+	}
+	ASSERT_STRNE("open", res[0].op)
+		TH_LOG("%s: resolving the family failed: %d %s", probe_mode_name[mode],
+		       res[0].err, res[0].msg);
+	EXPECT_EQ(7, n) TH_LOG("%s: only %d of 7 ops probed", probe_mode_name[mode], n);
+	for (i = 0; i < n; i++) {
+		bool join = !strcmp(res[i].op, "events-join");
+
+		if (mode == PROBE_NETNS) {
+			if (join) {
+				TH_LOG("new netns: joining events: %d", res[i].err);
+				continue;
+			}
+			EXPECT_GT(0, res[i].err)
+				TH_LOG("%s in a new network namespace succeeded; the family is for the initial netns only",
+				       res[i].op);
+			continue;
+		}
+		if (join && mode == PROBE_NO_SYS_ADMIN) {
+			/* the genl core only checks CAP_NET_ADMIN for groups */
+			TH_LOG("without CAP_SYS_ADMIN: joining events: %d", res[i].err);
+			continue;
+		}
+		EXPECT_EQ(-EPERM, res[i].err)
+			TH_LOG("%s as %s: expected -EPERM, got %d (%s), extack \"%s\"",
+			       res[i].op, probe_mode_name[mode], res[i].err,
+			       res[i].err ? strerror(-res[i].err) : "success", res[i].msg);
+	}
+	regions_free(&rs);
+}
+
+/*
+ * gcc inlines these one-line bodies into the harness's fork/setjmp wrapper
+ * and then warns about the wrapper's own "child" variable (-Wclobbered);
+ * the variable is not used after the longjmp in the child, so it is safe.
+ */
+#pragma GCC diagnostic push
+#ifndef __clang__
+#pragma GCC diagnostic ignored "-Wclobbered"
+#endif
+
+TEST_F(regionpm, unprivileged_eperm)
+{
+	check_probe(_metadata, self, PROBE_NOBODY);
+}
+
+TEST_F(regionpm, root_socket_used_by_nobody_eperm)
+{
+	check_probe(_metadata, self, PROBE_SOCKET_THEN_NOBODY);
+}
+
+TEST_F(regionpm, without_cap_sys_admin_eperm)
+{
+	check_probe(_metadata, self, PROBE_NO_SYS_ADMIN);
+}
+
+TEST_F(regionpm, without_cap_net_admin_eperm)
+{
+	check_probe(_metadata, self, PROBE_NO_NET_ADMIN);
+}
+
+TEST_F(regionpm, other_netns_refused)
+{
+	check_probe(_metadata, self, PROBE_NETNS);
+}
+
+#pragma GCC diagnostic pop
+
+/* ------------------------------------------------------------------------
+ * 11. Malformed requests get the documented errno and an extack message.
+ */
+#define E_(e)	(-(e))
+
+struct bad_case {
+	const char *name;
+	uint8_t cmd;
+	uint16_t flags;			/* NLM_F_ACK or NLM_F_DUMP */
+	struct raw_attr attrs[3];
+	int nattrs;
+	int errs[4];			/* accepted results; 0 = success is ok */
+	int nerrs;
+	int miss_type;			/* missing attribute: MISS_TYPE counts as extack */
+	bool no_msg;			/* genl core errors without a message */
+};
+
+#define U32(t, v)	{ .type = (t), .len = 4, .val = (uint32_t)(v) }
+#define U64(t, v)	{ .type = (t), .len = 8, .val = (v) }
+#define U8(t, v)	{ .type = (t), .len = 1, .val = (v) }
+#define FLAG(t)		{ .type = (t), .len = 0 }
+#define ATTRS(...)	.attrs = { __VA_ARGS__ }, \
+			.nattrs = sizeof((struct raw_attr[]){ __VA_ARGS__ }) / sizeof(struct raw_attr)
+#define ERRS(...)	.errs = { __VA_ARGS__ }, \
+			.nerrs = sizeof((int[]){ __VA_ARGS__ }) / sizeof(int)
+
+static void run_bad_case(struct __test_metadata *_metadata, struct rpm *s,
+			 const struct bad_case *c)
+{
+	struct rpm_ack ack;
+	bool accepted = false;
+	int err, i;
+
+	err = rpm_raw(s, c->cmd, c->flags, c->attrs, c->nattrs, &ack);
+	ASSERT_FALSE(ack.local) TH_LOG("%s: %s", c->name, ack.msg);
+	for (i = 0; i < c->nerrs; i++)
+		accepted |= err == c->errs[i];
+	EXPECT_TRUE(accepted) TH_LOG("%s: expected %s%s, got %d (%s), extack \"%s\"", c->name,
+				     strerror(-c->errs[0]), c->nerrs > 1 ? " (or similar)" : "",
+				     err, err ? strerror(-err) : "success", ack.msg);
+	if (err && !c->no_msg) {
+		EXPECT_TRUE(ack.msg[0] || (c->miss_type && ack.miss_type == c->miss_type))
+			TH_LOG("%s: error %d without an extack message%s", c->name, err,
+			       c->miss_type ? " or missing-attribute type" : "");
+	}
+	if (accepted && err)
+		fprintf(stderr, "#   %-44s %-4d \"%s\"%s\n", c->name, err, ack.msg,
+			ack.miss_type >= 0 ? " (missing attr)" : "");
+}
+
+/* Whole messages that are broken below the attribute level. */
+static void run_raw_msg_cases(struct __test_metadata *_metadata, struct rpm *s)
+{
+	char buf[RPM_TXBUF];
+	struct nlmsghdr *nlh;
+	struct genlmsghdr *g;
+	struct nlattr *a;
+	struct rpm_ack ack;
+	int err;
+
+	/* an attribute header claiming more bytes than the message has */
+	nlh = rpm_msg(s, buf, REGIONPM_CMD_REGION_GET);
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, 0);
+	a = mnl_nlmsg_get_payload_tail(nlh);
+	a->nla_type = REGIONPM_A_REGION_WANT_DETAIL;
+	a->nla_len = 64;
+	nlh->nlmsg_len += sizeof(*a);
+	err = rpm_transact(s, nlh, NULL, NULL, &ack);
+	EXPECT_EQ(-EINVAL, err) TH_LOG("truncated attribute: got %d, extack \"%s\"", err, ack.msg);
+	EXPECT_NE(0, ack.msg[0]) TH_LOG("truncated attribute: no extack message");
+
+	/* two bytes of trailing garbage after the attributes */
+	nlh = rpm_msg(s, buf, REGIONPM_CMD_REGION_GET);
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, 0);
+	memset(mnl_nlmsg_get_payload_tail(nlh), 0xff, 4);
+	nlh->nlmsg_len += 2;
+	err = rpm_transact(s, nlh, NULL, NULL, &ack);
+	EXPECT_EQ(-EINVAL, err) TH_LOG("trailing bytes: got %d, extack \"%s\"", err, ack.msg);
+
+	/* message shorter than the genetlink header */
+	nlh = rpm_msg(s, buf, REGIONPM_CMD_INFO_GET);
+	nlh->nlmsg_len = NLMSG_HDRLEN + 2;
+	err = rpm_transact(s, nlh, NULL, NULL, &ack);
+	EXPECT_EQ(-EINVAL, err) TH_LOG("short genl header: got %d", err);
+
+	/* genlmsghdr.reserved must be 0 */
+	nlh = rpm_msg(s, buf, REGIONPM_CMD_INFO_GET);
+	g = mnl_nlmsg_get_payload(nlh);
+	g->reserved = 1;
+	err = rpm_transact(s, nlh, NULL, NULL, &ack);
+	EXPECT_EQ(-EINVAL, err) TH_LOG("reserved != 0: got %d, extack \"%s\"", err, ack.msg);
+
+	/* request flags the core does not define for genetlink */
+	nlh = rpm_msg(s, buf, REGIONPM_CMD_INFO_GET);
+	nlh->nlmsg_flags |= NLM_F_CREATE;
+	err = rpm_transact(s, nlh, NULL, NULL, &ack);
+	EXPECT_EQ(-EINVAL, err) TH_LOG("NLM_F_CREATE: got %d, extack \"%s\"", err, ack.msg);
+}
+
+TEST_F(regionpm, malformed_attrs)
+{
+	const int ENO = E_(ENOENT), EIN = E_(EINVAL), ERA = E_(ERANGE), EOP = E_(EOPNOTSUPP);
+	const uint64_t huge_budget = (1ULL << 40) + 1;
+	struct regions rs = { 0 };
+	const struct rpm_region *hi = NULL, *busy = NULL;
+	struct rpm_info info;
+	struct rpm_ack ack;
+	uint64_t pb = self->pageblock, start, end;
+	uint32_t none, id, bid;
+	size_t i;
+	int err;
+
+	ASSERT_EQ(0, regions_dump(&self->rpm, false, &rs, &ack));
+	ASSERT_LT(0, rs.n);
+	/* the highest active region for range checks; a busy one for -EBUSY */
+	for (i = rs.n; i-- > 0;) {
+		if (!hi && rs.r[i].state == REGIONPM_REGION_STATE_ACTIVE && rs.r[i].spanned >= 4 * pb)
+			hi = &rs.r[i];
+		if (!busy && rs.r[i].state == REGIONPM_REGION_STATE_ACTIVE &&
+		    rs.r[i].free < rs.r[i].managed)
+			busy = &rs.r[i];
+	}
+	ASSERT_NE(NULL, hi) TH_LOG("no active region of at least 4 pageblocks");
+	ASSERT_NE(NULL, busy) TH_LOG("every region is completely free?");
+	id = hi->id;
+	bid = busy->id;
+	start = hi->start_pfn;
+	end = hi->start_pfn + hi->spanned;
+	none = self->info.region_count;	/* first id past the table */
+
+	const struct bad_case cases[] = {
+	/*
+	 * INFO_GET has no request attributes, hence no policy: the genl core
+	 * does not parse them, so an unknown one is ignored (or rejected).
+	 */
+	{ "info-get: unknown attr 200", REGIONPM_CMD_INFO_GET, NLM_F_ACK,
+	  ATTRS(U32(200, 1)), ERRS(0, EIN) },
+	{ "info-get as dump", REGIONPM_CMD_INFO_GET, NLM_F_DUMP,
+	  .nattrs = 0, ERRS(EOP), .no_msg = true },
+
+	{ "region-get: no id", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  .nattrs = 0, ERRS(EIN), .miss_type = REGIONPM_A_REGION_ID },
+	{ "region-get: id as u8", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  ATTRS(U8(REGIONPM_A_REGION_ID, 0)), ERRS(EIN, ERA) },
+	{ "region-get: id as u64", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  ATTRS(U64(REGIONPM_A_REGION_ID, 0)), ERRS(EIN) },
+	{ "region-get: id 0xffffffff", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, 0xffffffffU)), ERRS(ERA, EIN, ENO) },
+	{ "region-get: id 0x7fffffff", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, 0x7fffffffU)), ERRS(ENO, ERA) },
+	{ "region-get: id past region-count", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, none)), ERRS(ENO, ERA) },
+	{ "region-get: unknown attr 200", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U32(200, 1)), ERRS(EIN) },
+	{ "region-get: reply-only attr spanned-pages", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U64(REGIONPM_A_REGION_SPANNED_PAGES, 1)), ERRS(EIN) },
+	{ "region-get: want-detail with payload", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U32(REGIONPM_A_REGION_WANT_DETAIL, 1)), ERRS(ERA, EIN) },
+	{ "region-get: id flagged NLA_F_NESTED", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID | NLA_F_NESTED, id)), ERRS(EIN) },
+
+	{ "region-get dump: with id", REGIONPM_CMD_REGION_GET, NLM_F_DUMP,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id)), ERRS(EIN) },
+	{ "region-get dump: unknown attr 200", REGIONPM_CMD_REGION_GET, NLM_F_DUMP,
+	  ATTRS(U32(200, 1)), ERRS(EIN) },
+	{ "region-get dump: want-detail as u32", REGIONPM_CMD_REGION_GET, NLM_F_DUMP,
+	  ATTRS(U32(REGIONPM_A_REGION_WANT_DETAIL, 1)), ERRS(ERA, EIN) },
+
+	{ "region-compact: no id", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U64(REGIONPM_A_COMPACT_BUDGET, pb)), ERRS(EIN), .miss_type = REGIONPM_A_COMPACT_ID },
+	{ "region-compact: id as u8", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U8(REGIONPM_A_COMPACT_ID, 0)), ERRS(EIN, ERA) },
+	{ "region-compact: id 0xffffffff", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, 0xffffffffU)), ERRS(ERA, EIN, ENO) },
+	{ "region-compact: id past region-count", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, none)), ERRS(ENO, ERA) },
+	{ "region-compact: start pfn unaligned", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U64(REGIONPM_A_COMPACT_START_PFN, start + 1),
+		U64(REGIONPM_A_COMPACT_NR_PAGES, pb)), ERRS(EIN) },
+	{ "region-compact: nr pages unaligned", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U64(REGIONPM_A_COMPACT_START_PFN, start),
+		U64(REGIONPM_A_COMPACT_NR_PAGES, pb + 1)), ERRS(EIN) },
+	{ "region-compact: start pfn past the region", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U64(REGIONPM_A_COMPACT_START_PFN, end),
+		U64(REGIONPM_A_COMPACT_NR_PAGES, pb)), ERRS(ERA) },
+	{ "region-compact: start pfn before the region", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U64(REGIONPM_A_COMPACT_START_PFN, start - pb),
+		U64(REGIONPM_A_COMPACT_NR_PAGES, pb)), ERRS(ERA) },
+	{ "region-compact: range overruns the region", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U64(REGIONPM_A_COMPACT_START_PFN, end - pb),
+		U64(REGIONPM_A_COMPACT_NR_PAGES, 2 * pb)), ERRS(ERA) },
+	{ "region-compact: start pfn as u32", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U32(REGIONPM_A_COMPACT_START_PFN, start),
+		U64(REGIONPM_A_COMPACT_NR_PAGES, pb)), ERRS(EIN) },
+	{ "region-compact: mode 99", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U32(REGIONPM_A_COMPACT_MODE, 99)), ERRS(ERA, EIN) },
+	{ "region-compact: mode as u64", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U64(REGIONPM_A_COMPACT_MODE, 0)), ERRS(EIN) },
+	{ "region-compact: budget 0", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U64(REGIONPM_A_COMPACT_BUDGET, 0)), ERRS(EIN) },
+	{ "region-compact: budget 2^40+1", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U64(REGIONPM_A_COMPACT_BUDGET, huge_budget)), ERRS(ERA) },
+	{ "region-compact: budget u64 max", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U64(REGIONPM_A_COMPACT_BUDGET, UINT64_MAX)), ERRS(ERA) },
+	{ "region-compact: unknown attr 200", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U32(200, 1)), ERRS(EIN) },
+	{ "region-compact: park flag (park only)", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), FLAG(REGIONPM_A_COMPACT_PARK)), ERRS(EIN) },
+	{ "region-compact: reply-only attr scanned", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id), U64(REGIONPM_A_COMPACT_SCANNED, 1)), ERRS(EIN) },
+	{ "region-compact as dump", REGIONPM_CMD_REGION_COMPACT, NLM_F_DUMP,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, id)), ERRS(EOP), .no_msg = true },
+
+	{ "region-park: no id", REGIONPM_CMD_REGION_PARK, NLM_F_ACK,
+	  .nattrs = 0, ERRS(EIN), .miss_type = REGIONPM_A_COMPACT_ID },
+	{ "region-park: id 0xffffffff", REGIONPM_CMD_REGION_PARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, 0xffffffffU)), ERRS(ERA, EIN, ENO) },
+	{ "region-park: id past region-count", REGIONPM_CMD_REGION_PARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, none)), ERRS(ENO, ERA) },
+	{ "region-park: start pfn (compact only)", REGIONPM_CMD_REGION_PARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, bid), U64(REGIONPM_A_COMPACT_START_PFN, start)), ERRS(EIN) },
+	{ "region-park: mode 99", REGIONPM_CMD_REGION_PARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, bid), FLAG(REGIONPM_A_COMPACT_PARK),
+		U32(REGIONPM_A_COMPACT_MODE, 99)), ERRS(ERA, EIN) },
+	{ "region-park: budget 0", REGIONPM_CMD_REGION_PARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, bid), FLAG(REGIONPM_A_COMPACT_PARK),
+		U64(REGIONPM_A_COMPACT_BUDGET, 0)), ERRS(EIN) },
+	{ "region-park: budget 2^40+1", REGIONPM_CMD_REGION_PARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, bid), FLAG(REGIONPM_A_COMPACT_PARK),
+		U64(REGIONPM_A_COMPACT_BUDGET, huge_budget)), ERRS(ERA) },
+	{ "region-park: park flag with payload", REGIONPM_CMD_REGION_PARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, bid), U32(REGIONPM_A_COMPACT_PARK, 1)), ERRS(ERA, EIN) },
+	{ "region-park: unknown attr 200", REGIONPM_CMD_REGION_PARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, bid), U32(200, 1)), ERRS(EIN) },
+	{ "region-park: not free, no park flag", REGIONPM_CMD_REGION_PARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_COMPACT_ID, bid)), ERRS(E_(EBUSY)), .no_msg = true },
+
+	{ "region-unpark: no id", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
+	  .nattrs = 0, ERRS(EIN), .miss_type = REGIONPM_A_REGION_ID },
+	{ "region-unpark: region not parked", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id)), ERRS(EIN) },
+	{ "region-unpark: id past region-count", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, none)), ERRS(ENO, ERA, EIN) },
+	{ "region-unpark: id 0xffffffff", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, 0xffffffffU)), ERRS(ERA, EIN, ENO) },
+	{ "region-unpark: id as u64", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
+	  ATTRS(U64(REGIONPM_A_REGION_ID, id)), ERRS(EIN) },
+	{ "region-unpark: unknown attr 200", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U32(200, 1)), ERRS(EIN) },
+	{ "region-unpark: want-detail (region-get only)", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id), FLAG(REGIONPM_A_REGION_WANT_DETAIL)), ERRS(EIN) },
+
+	{ "unknown command 99", 99, NLM_F_ACK, .nattrs = 0, ERRS(EOP), .no_msg = true },
+	{ "command 0", 0, NLM_F_ACK, .nattrs = 0, ERRS(EOP), .no_msg = true },
+	{ "notification sent as a request", REGIONPM_CMD_REGION_ALLOC_NTF, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_EVENT_ID, id)), ERRS(EOP), .no_msg = true },
+	};
+
+	TH_LOG("cases against region %u (pfn %#" PRIx64 "-%#" PRIx64 "), busy region %u, pageblock %" PRIu64,
+	       id, start, end, bid, pb);
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		run_bad_case(_metadata, &self->rpm, &cases[i]);
+	run_raw_msg_cases(_metadata, &self->rpm);
+
+	/* still alive, nothing parked by accident (the teardown checks taint) */
+	err = rpm_info_get(&self->rpm, &info, &ack);
+	EXPECT_EQ(0, err) TH_LOG("INFO_GET after the malformed requests: %s", strerror(-err));
+	regions_free(&rs);
+	ASSERT_EQ(0, regions_dump(&self->rpm, false, &rs, &ack));
+	for (i = 0; i < (size_t)rs.n; i++) {
+		EXPECT_STRNE("parked", state_name(rs.r[i].state))
+			TH_LOG("region %u got parked by a malformed request", rs.r[i].id);
+	}
+	regions_free(&rs);
+}
+
+/* ------------------------------------------------------------------------
+ * The compact notification carries what the reply carried; the budget
+ * bounds the work.
+ */
+TEST_F_TIMEOUT(regionpm, compact_notification_mirrors_reply, 120)
+{
+	struct regions rs = { 0 };
+	struct rpm_compact_res res;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm ev;
+	struct compact_req rq = { .mode = REGIONPM_COMPACT_MODE_MIGRATE, .has_range = true };
+	struct ev_match m = { .cmd = REGIONPM_CMD_REGION_COMPACT_NTF };
+	const struct rpm_region *r = NULL;
+	uint64_t pb = self->pageblock;
+	int i, err;
+
+	ASSERT_EQ(0, regions_dump(&self->rpm, false, &rs, &ack));
+	for (i = rs.n - 1; i >= 0 && !r; i--)
+		if (rs.r[i].state == REGIONPM_REGION_STATE_ACTIVE && rs.r[i].spanned >= 4 * pb)
+			r = &rs.r[i];
+	ASSERT_NE(NULL, r);
+	rq.id = r->id;
+	rq.start_pfn = r->start_pfn;
+	rq.nr_pages = 4 * pb;
+	rq.budget = pb;
+	m.ids = &rq.id;
+	m.nids = 1;
+
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+	err = rpm_compact(&self->rpm, &rq, &res, &ack);
+	ASSERT_EQ(0, err) TH_LOG("REGION_COMPACT %u [%#" PRIx64 "+%" PRIu64 "] budget %" PRIu64 ": %s, extack \"%s\"",
+				 rq.id, rq.start_pfn, rq.nr_pages, rq.budget, strerror(-err), ack.msg);
+	EXPECT_EQ(rq.id, res.id);
+	EXPECT_LE(res.scanned, rq.nr_pages) TH_LOG("scanned more than the range");
+	EXPECT_LE(res.migrated + res.dropped, rq.budget + pb)
+		TH_LOG("handled %" PRIu64 " pages with a budget of %" PRIu64, res.migrated + res.dropped, rq.budget);
+	EXPECT_LE(res.free_pages, rq.nr_pages) TH_LOG("free-pages counts beyond the range");
+
+	err = rpm_event_wait(&ev, EVENT_WAIT_MS, &m, &e);
+	ASSERT_EQ(0, err) {
+		TH_LOG("no region-compact-ntf for region %u", rq.id);
+		log_events(_metadata, &ev);
+	}
+	EXPECT_EQ(res.present, e.compact.present)
+		TH_LOG("reply attributes %#" PRIx64 " vs notification %#" PRIx64, res.present, e.compact.present);
+	EXPECT_EQ(res.id, e.compact.id);
+	EXPECT_EQ(res.scanned, e.compact.scanned);
+	EXPECT_EQ(res.migrated, e.compact.migrated);
+	EXPECT_EQ(res.dropped, e.compact.dropped);
+	EXPECT_EQ(res.skipped, e.compact.skipped);
+	EXPECT_EQ(res.failed, e.compact.failed);
+	EXPECT_EQ(res.obstacle, e.compact.obstacle);
+	EXPECT_EQ(res.obstacle_pfn, e.compact.obstacle_pfn);
+	EXPECT_EQ(res.free_pages, e.compact.free_pages);
+	EXPECT_EQ(res.elapsed_ns, e.compact.elapsed_ns);
+	rpm_close(&ev);
+	regions_free(&rs);
+}
+
+/* ------------------------------------------------------------------------
+ * main: the harness, plus --count-regions for ynl-cli.sh
+ */
+static int count_regions(void)
+{
+	struct regions rs = { 0 };
+	struct rpm_ack ack;
+	struct rpm s;
+	int err;
+
+	err = rpm_open(&s, &ack);
+	if (!err)
+		err = regions_dump(&s, false, &rs, &ack);
+	if (err) {
+		fprintf(stderr, "regionpm: %s (%s)\n", strerror(-err), ack.msg);
+		return 1;
+	}
+	printf("%d\n", rs.n);
+	regions_free(&rs);
+	rpm_close(&s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--count-regions"))
+		return count_regions();
+	return test_harness_run(argc, argv);
+}
