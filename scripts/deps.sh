@@ -7,7 +7,7 @@ packages=(
 	# kernel source and build
 	linux-source-6.12 build-essential ccache flex bison bc libelf-dev
 	libssl-dev cpio kmod xz-utils zstd git patch python3 python3-yaml
-	python3-jsonschema
+	python3-jsonschema python3-ply python3-git python3-docutils
 	# test VM
 	qemu-system-x86 e2fsprogs util-linux
 	# workloads and judges

@@ -17,7 +17,7 @@ for i in $(seq 1 $((mem_kib * 3 / 4 / 65536))); do
 done
 sync
 cat /mnt/scratch/f.* > /dev/null
-cli --dump region-get --json '{"want-detail": true}' > /tmp/regions.json
+cli --dump region-get --json '{"scan": true}' > /tmp/regions.json
 read -r a b < <(python3 -c '
 import json
 rs = json.load(open("/tmp/regions.json"))

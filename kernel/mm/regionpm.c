@@ -135,6 +135,7 @@ static void event_workfn(struct work_struct *work)
 			regionpm_nl_notify_alloc(id);
 	}
 }
+
 static DECLARE_DELAYED_WORK(event_work, event_workfn);
 
 static void event_irq_workfn(struct irq_work *work)
@@ -142,6 +143,7 @@ static void event_irq_workfn(struct irq_work *work)
 	queue_delayed_work(system_wq, &event_work,
 			   msecs_to_jiffies(READ_ONCE(event_interval_ms)));
 }
+
 static DEFINE_IRQ_WORK(event_irq_work, event_irq_workfn);
 
 static void note_first_alloc(unsigned long id)
@@ -282,15 +284,15 @@ void regionpm_region_detail(unsigned long id, struct regionpm_detail *d)
 		}
 		if (PageCompound(page) || PageHuge(page))
 			d->huge++;
-		if (PageOffline(page))
+		if (PageOffline(page)) {
 			d->offline++;
-		else if (PageReserved(page))
+		} else if (PageReserved(page)) {
 			d->reserved++;
-		else if (PageSlab(page))
+		} else if (PageSlab(page)) {
 			d->slab++;
-		else if (PageTable(page))
+		} else if (PageTable(page)) {
 			d->page_table++;
-		else if (PageLRU(page)) {
+		} else if (PageLRU(page)) {
 			/* Unlocked peek at a folio that may be split or freed. */
 			struct folio *folio = page_folio(page);
 
@@ -312,14 +314,20 @@ void regionpm_region_detail(unsigned long id, struct regionpm_detail *d)
 	}
 }
 
-/* Count the free blocks of one zone into the regions and start tracking it. */
-static void snapshot_zone(struct zone *zone)
+/*
+ * Count the free blocks of one zone into the regions and start tracking it.
+ * At init for every populated zone; on MEM_ONLINE for a zone that was empty
+ * until then (the hooks ignored it, so nothing is counted twice).
+ */
+void regionpm_track_zone(struct zone *zone)
 {
 	unsigned long flags;
 	unsigned int order;
 	int mt;
 
 	spin_lock_irqsave(&zone->lock, flags);
+	if (zone_tracked(zone))
+		goto unlock;
 	for (order = 0; order < NR_PAGE_ORDERS; order++) {
 		for (mt = 0; mt < MIGRATE_TYPES; mt++) {
 			struct page *page;
@@ -334,6 +342,7 @@ static void snapshot_zone(struct zone *zone)
 		}
 	}
 	set_bit(zone_to_nid(zone) * MAX_NR_ZONES + zone_idx(zone), tracked_zones);
+unlock:
 	spin_unlock_irqrestore(&zone->lock, flags);
 }
 
@@ -395,7 +404,7 @@ static int __init regionpm_init(void)
 	/* Hooks count from now on, but only in zones already snapshotted. */
 	static_branch_enable(&regionpm_track_key);
 	for_each_populated_zone(zone)
-		snapshot_zone(zone);
+		regionpm_track_zone(zone);
 
 	ret = regionpm_evacuate_init();
 	if (ret)

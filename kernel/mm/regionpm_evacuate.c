@@ -285,9 +285,9 @@ int regionpm_compact(const struct regionpm_compact_req *req,
 }
 
 /* Call @fn for each maximal run of pfns in one zone; holes fail with -EBUSY. */
-static int for_each_zone_run(unsigned long start, unsigned long end,
-			     int (*fn)(unsigned long, unsigned long, void *),
-			     void *arg, unsigned long *hole)
+static int walk_zone_runs(unsigned long start, unsigned long end,
+			  int (*fn)(unsigned long, unsigned long, void *),
+			  void *arg, unsigned long *hole)
 {
 	unsigned long pfn = start;
 
@@ -320,7 +320,7 @@ static int take_run(unsigned long start, unsigned long end, void *arg)
 		return ret;
 	page_offline_begin();
 	for (pfn = start; pfn < end; pfn++)
-		__SetPageOffline(pfn_to_page(pfn));
+		__folio_set_offline(pfn_folio(pfn));
 	page_offline_end();
 	adjust_managed_page_count(pfn_to_page(start), -(long)(end - start));
 	*taken = end;
@@ -333,7 +333,7 @@ static int give_run(unsigned long start, unsigned long end, void *arg)
 
 	page_offline_begin();
 	for (pfn = start; pfn < end; pfn++)
-		__ClearPageOffline(pfn_to_page(pfn));
+		__folio_clear_offline(pfn_folio(pfn));
 	page_offline_end();
 	adjust_managed_page_count(pfn_to_page(start), end - start);
 	free_contig_range(start, end - start);
@@ -371,11 +371,11 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 			goto restore;
 		}
 	}
-	ret = for_each_zone_run(start, end, take_run, &taken, &hole);
+	ret = walk_zone_runs(start, end, take_run, &taken, &hole);
 	if (ret) {
 		/* Give back what the runs before the failing one took. */
 		if (taken > start)
-			for_each_zone_run(start, taken, give_run, NULL, &hole);
+			walk_zone_runs(start, taken, give_run, NULL, &hole);
 		if (hole)
 			NL_SET_ERR_MSG_FMT(extack, "region has a hole at pfn %#lx", hole);
 		else if (res->obstacle != REGIONPM_OBSTACLE_NONE)
@@ -411,7 +411,7 @@ static unsigned long release_locked(struct regionpm_region *r,
 	unsigned long pages = r->parked, hole = 0;
 
 	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_BUSY);
-	for_each_zone_run(start, start + pages, give_run, NULL, &hole);
+	walk_zone_runs(start, start + pages, give_run, NULL, &hole);
 	list_del_init(&r->owner_node);
 	r->owner = NULL;
 	r->owner_portid = 0;
@@ -496,12 +496,19 @@ static struct notifier_block oom_nb = {
 	.notifier_call = oom_notify,
 };
 
-/* Parked pages would block offlining: give them back into the isolated range. */
+/*
+ * Memory onlined into a zone that was empty: start counting it.  Parked
+ * pages would block offlining: give them back into the isolated range.
+ */
 static int regionpm_memory_notify(struct notifier_block *nb, unsigned long action, void *arg)
 {
 	struct memory_notify *mn = arg;
 	unsigned long id, first, last;
 
+	if (action == MEM_ONLINE) {
+		regionpm_track_zone(page_zone(pfn_to_page(mn->start_pfn)));
+		return NOTIFY_OK;
+	}
 	if (action != MEM_GOING_OFFLINE)
 		return NOTIFY_OK;
 	first = mn->start_pfn >> regionpm.shift;

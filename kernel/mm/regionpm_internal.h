@@ -72,6 +72,7 @@ struct regionpm_compact_res {
 };
 
 /* regionpm.c */
+void regionpm_track_zone(struct zone *zone);
 bool regionpm_region_has_memory(unsigned long id);
 void regionpm_region_detail(unsigned long id, struct regionpm_detail *d);
 unsigned long regionpm_range_free(unsigned long start_pfn, unsigned long nr);

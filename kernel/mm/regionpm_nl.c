@@ -19,7 +19,8 @@ static int check_caller(struct sk_buff *skb, struct net *net,
 			struct netlink_ext_ack *extack)
 {
 	if (!net_eq(net, &init_net)) {
-		NL_SET_ERR_MSG(extack, "regionpm is only available in the initial network namespace");
+		NL_SET_ERR_MSG(extack,
+			       "regionpm is only available in the initial network namespace");
 		return -EOPNOTSUPP;
 	}
 	if (!netlink_capable(skb, CAP_SYS_ADMIN)) {
@@ -166,7 +167,7 @@ static int fill_region(struct sk_buff *skb, unsigned long id, bool detail,
 
 int regionpm_nl_region_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	bool detail = nla_get_flag(info->attrs[REGIONPM_A_REGION_WANT_DETAIL]);
+	bool detail = nla_get_flag(info->attrs[REGIONPM_A_REGION_SCAN]);
 	struct sk_buff *msg;
 	unsigned long id;
 	int ret;
@@ -188,7 +189,7 @@ int regionpm_nl_region_get_doit(struct sk_buff *skb, struct genl_info *info)
 int regionpm_nl_region_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_info *info = genl_info_dump(cb);
-	bool detail = nla_get_flag(info->attrs[REGIONPM_A_REGION_WANT_DETAIL]);
+	bool detail = nla_get_flag(info->attrs[REGIONPM_A_REGION_SCAN]);
 	unsigned long id;
 	int ret = 0;
 

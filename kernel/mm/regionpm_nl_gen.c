@@ -21,14 +21,14 @@ static const struct netlink_range_validation regionpm_a_compact_id_range = {
 };
 
 /* REGIONPM_CMD_REGION_GET - do */
-static const struct nla_policy regionpm_region_get_do_nl_policy[REGIONPM_A_REGION_WANT_DETAIL + 1] = {
+static const struct nla_policy regionpm_region_get_do_nl_policy[REGIONPM_A_REGION_SCAN + 1] = {
 	[REGIONPM_A_REGION_ID] = NLA_POLICY_FULL_RANGE(NLA_U32, &regionpm_a_region_id_range),
-	[REGIONPM_A_REGION_WANT_DETAIL] = { .type = NLA_FLAG, },
+	[REGIONPM_A_REGION_SCAN] = { .type = NLA_FLAG, },
 };
 
 /* REGIONPM_CMD_REGION_GET - dump */
-static const struct nla_policy regionpm_region_get_dump_nl_policy[REGIONPM_A_REGION_WANT_DETAIL + 1] = {
-	[REGIONPM_A_REGION_WANT_DETAIL] = { .type = NLA_FLAG, },
+static const struct nla_policy regionpm_region_get_dump_nl_policy[REGIONPM_A_REGION_SCAN + 1] = {
+	[REGIONPM_A_REGION_SCAN] = { .type = NLA_FLAG, },
 };
 
 /* REGIONPM_CMD_REGION_COMPACT - do */
@@ -66,7 +66,7 @@ static const struct genl_split_ops regionpm_nl_ops[] = {
 		.pre_doit	= regionpm_nl_pre_doit,
 		.doit		= regionpm_nl_region_get_doit,
 		.policy		= regionpm_region_get_do_nl_policy,
-		.maxattr	= REGIONPM_A_REGION_WANT_DETAIL,
+		.maxattr	= REGIONPM_A_REGION_SCAN,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
@@ -74,7 +74,7 @@ static const struct genl_split_ops regionpm_nl_ops[] = {
 		.start		= regionpm_nl_pre_dumpit,
 		.dumpit		= regionpm_nl_region_get_dumpit,
 		.policy		= regionpm_region_get_dump_nl_policy,
-		.maxattr	= REGIONPM_A_REGION_WANT_DETAIL,
+		.maxattr	= REGIONPM_A_REGION_SCAN,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DUMP,
 	},
 	{

@@ -411,7 +411,7 @@ static const enum mnl_attr_data_type region_types[REGIONPM_A_REGION_MAX + 1] = {
 	[REGIONPM_A_REGION_STATE]	= MNL_TYPE_U32,
 	[REGIONPM_A_REGION_OWNER_PORTID] = MNL_TYPE_U32,
 	[REGIONPM_A_REGION_PARKED_PAGES] = MNL_TYPE_U64,
-	[REGIONPM_A_REGION_WANT_DETAIL]	= MNL_TYPE_FLAG,
+	[REGIONPM_A_REGION_SCAN]	= MNL_TYPE_FLAG,
 	[REGIONPM_A_REGION_DETAIL]	= MNL_TYPE_NESTED,
 };
 
@@ -1014,7 +1014,7 @@ static int rpm_region_get(struct rpm *s, uint32_t id, bool detail,
 
 	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, id);
 	if (detail)
-		mnl_attr_put(nlh, REGIONPM_A_REGION_WANT_DETAIL, 0, NULL);
+		mnl_attr_put(nlh, REGIONPM_A_REGION_SCAN, 0, NULL);
 	memset(r, 0, sizeof(*r));
 	err = rpm_transact(s, nlh, region_msg_cb, r, ack);
 	if (!err && !ack->replied)
@@ -1036,7 +1036,7 @@ static int regions_dump(struct rpm *s, bool detail, struct regions *rs,
 		nlh = rpm_msg_type(s, buf, s->family, REGIONPM_CMD_REGION_GET,
 				   NLM_F_DUMP);
 		if (detail)
-			mnl_attr_put(nlh, REGIONPM_A_REGION_WANT_DETAIL, 0, NULL);
+			mnl_attr_put(nlh, REGIONPM_A_REGION_SCAN, 0, NULL);
 		err = rpm_transact(s, nlh, region_dump_cb, rs, ack);
 		if (err || !ack->intr)
 			break;
@@ -1759,7 +1759,7 @@ TEST_F(regionpm, dump_sane)
 			TH_LOG("region %u (%s): owner-portid must be present exactly when parked",
 			       r->id, state_name(r->state));
 		EXPECT_FALSE(r->has_detail)
-			TH_LOG("region %u: detail nest without want-detail", r->id);
+			TH_LOG("region %u: detail nest without scan", r->id);
 		EXPECT_LT(0, r->nzones) TH_LOG("region %u names no zone", r->id);
 		for (int j = 0; j < r->nzones; j++) {
 			for (z = 0; z < ARRAY_SIZE(zone_names); z++)
@@ -1795,7 +1795,7 @@ TEST_F(regionpm, dump_sane)
 		EXPECT_EQ(r->start_pfn, one.start_pfn);
 		EXPECT_EQ(r->spanned, one.spanned);
 		EXPECT_TRUE(one.has_detail)
-			TH_LOG("region %u: no detail nest despite want-detail", r->id);
+			TH_LOG("region %u: no detail nest despite scan", r->id);
 		for (int t = REGIONPM_A_DETAIL_FREE; t <= REGIONPM_A_DETAIL_HUGE; t++) {
 			EXPECT_GE(one.spanned, one.detail[t])
 				TH_LOG("region %u: detail attribute %d = %" PRIu64 " exceeds the region",
@@ -1803,12 +1803,12 @@ TEST_F(regionpm, dump_sane)
 		}
 	}
 	err = regions_dump(&self->rpm, true, &rsd, &ack);
-	ASSERT_EQ(0, err) TH_LOG("REGION_GET dump with want-detail: %s, extack \"%s\"",
+	ASSERT_EQ(0, err) TH_LOG("REGION_GET dump with scan: %s, extack \"%s\"",
 				 strerror(-err), ack.msg);
 	EXPECT_EQ(rs.n, rsd.n);
 	for (i = 0; i < rsd.n; i++) {
 		EXPECT_TRUE(rsd.r[i].has_detail)
-			TH_LOG("dump with want-detail: region %u has no detail", rsd.r[i].id);
+			TH_LOG("dump with scan: region %u has no detail", rsd.r[i].id);
 	}
 
 	EXPECT_EQ(0, g_proto_errs) TH_LOG("malformed replies, last: %s", g_proto_msg);
@@ -2912,7 +2912,7 @@ static void run_raw_msg_cases(struct __test_metadata *_metadata, struct rpm *s)
 	nlh = rpm_msg(s, buf, REGIONPM_CMD_REGION_GET);
 	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, 0);
 	a = mnl_nlmsg_get_payload_tail(nlh);
-	a->nla_type = REGIONPM_A_REGION_WANT_DETAIL;
+	a->nla_type = REGIONPM_A_REGION_SCAN;
 	a->nla_len = 64;
 	nlh->nlmsg_len += sizeof(*a);
 	err = rpm_transact(s, nlh, NULL, NULL, &ack);
@@ -3004,8 +3004,8 @@ TEST_F(regionpm, malformed_attrs)
 	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U32(200, 1)), ERRS(EIN) },
 	{ "region-get: reply-only attr spanned-pages", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
 	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U64(REGIONPM_A_REGION_SPANNED_PAGES, 1)), ERRS(EIN) },
-	{ "region-get: want-detail with payload", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
-	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U32(REGIONPM_A_REGION_WANT_DETAIL, 1)), ERRS(ERA, EIN) },
+	{ "region-get: scan with payload", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U32(REGIONPM_A_REGION_SCAN, 1)), ERRS(ERA, EIN) },
 	{ "region-get: id flagged NLA_F_NESTED", REGIONPM_CMD_REGION_GET, NLM_F_ACK,
 	  ATTRS(U32(REGIONPM_A_REGION_ID | NLA_F_NESTED, id)), ERRS(EIN) },
 
@@ -3013,8 +3013,8 @@ TEST_F(regionpm, malformed_attrs)
 	  ATTRS(U32(REGIONPM_A_REGION_ID, id)), ERRS(EIN) },
 	{ "region-get dump: unknown attr 200", REGIONPM_CMD_REGION_GET, NLM_F_DUMP,
 	  ATTRS(U32(200, 1)), ERRS(EIN) },
-	{ "region-get dump: want-detail as u32", REGIONPM_CMD_REGION_GET, NLM_F_DUMP,
-	  ATTRS(U32(REGIONPM_A_REGION_WANT_DETAIL, 1)), ERRS(ERA, EIN) },
+	{ "region-get dump: scan as u32", REGIONPM_CMD_REGION_GET, NLM_F_DUMP,
+	  ATTRS(U32(REGIONPM_A_REGION_SCAN, 1)), ERRS(ERA, EIN) },
 
 	{ "region-compact: no id", REGIONPM_CMD_REGION_COMPACT, NLM_F_ACK,
 	  ATTRS(U64(REGIONPM_A_COMPACT_BUDGET, pb)), ERRS(EIN), .miss_type = REGIONPM_A_COMPACT_ID },
@@ -3097,8 +3097,8 @@ TEST_F(regionpm, malformed_attrs)
 	  ATTRS(U64(REGIONPM_A_REGION_ID, id)), ERRS(EIN) },
 	{ "region-unpark: unknown attr 200", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
 	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U32(200, 1)), ERRS(EIN) },
-	{ "region-unpark: want-detail (region-get only)", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
-	  ATTRS(U32(REGIONPM_A_REGION_ID, id), FLAG(REGIONPM_A_REGION_WANT_DETAIL)), ERRS(EIN) },
+	{ "region-unpark: scan (region-get only)", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id), FLAG(REGIONPM_A_REGION_SCAN)), ERRS(EIN) },
 
 	{ "unknown command 99", 99, NLM_F_ACK, .nattrs = 0, ERRS(EOP), .no_msg = true },
 	{ "command 0", 0, NLM_F_ACK, .nattrs = 0, ERRS(EOP), .no_msg = true },

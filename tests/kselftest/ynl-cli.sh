@@ -152,11 +152,11 @@ region_do_ok() {
 }
 tap_check "cli.py --do region-get --json '{\"id\": $id0}'" region_do_ok
 detail_ok() {
-	ynl --do region-get --json "{\"id\": $id0, \"want-detail\": true}" > "$tmp/detail" 2>&1 ||
+	ynl --do region-get --json "{\"id\": $id0, \"scan\": true}" > "$tmp/detail" 2>&1 ||
 		{ cat "$tmp/detail"; return 1; }
 	jq_py "$tmp/detail" 'j["detail"] if "free" in j["detail"] and "anon" in j["detail"] else 1/0'
 }
-tap_check "region-get with want-detail returns the detail nest" detail_ok
+tap_check "region-get with scan returns the detail nest" detail_ok
 
 # ---- 7. a region past the table is an error, not a crash
 missing_ok() {
