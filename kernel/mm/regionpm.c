@@ -154,15 +154,21 @@ static void note_first_alloc(unsigned long id)
 		irq_work_queue(&event_irq_work);
 }
 
+/*
+ * Only unmovable and reclaimable blocks above the frontier go to the tail:
+ * those are what pins a region.  Movable memory (page cache, anon) is left
+ * to spread as usual -- the daemon moves or drops it -- because crowding it
+ * into the low regions leaves slab nowhere to go but up.
+ */
 bool __regionpm_buddy_add(struct page *page, struct zone *zone,
-			  unsigned int order, bool tail)
+			  unsigned int order, int migratetype, bool tail)
 {
 	unsigned long pfn = page_to_pfn(page);
 	struct regionpm_region *r = regionpm_region(pfn);
 
 	if (r && zone_tracked(zone))
 		atomic_long_add(1UL << order, &r->free);
-	return tail || regionpm_bias_pfn(pfn);
+	return tail || (migratetype != MIGRATE_MOVABLE && regionpm_bias_pfn(pfn));
 }
 
 void __regionpm_buddy_del(struct page *page, struct zone *zone,

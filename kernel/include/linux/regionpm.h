@@ -25,7 +25,7 @@ DECLARE_STATIC_KEY_FALSE(regionpm_track_key);
 DECLARE_STATIC_KEY_FALSE(regionpm_bias_key);
 
 bool __regionpm_buddy_add(struct page *page, struct zone *zone,
-			  unsigned int order, bool tail);
+			  unsigned int order, int migratetype, bool tail);
 void __regionpm_buddy_del(struct page *page, struct zone *zone,
 			  unsigned int order);
 bool __regionpm_bias_pfn(unsigned long pfn);
@@ -38,10 +38,11 @@ void regionpm_managed_changed(struct page *page, long count);
  */
 static __always_inline bool regionpm_buddy_add(struct page *page,
 					       struct zone *zone,
-					       unsigned int order, bool tail)
+					       unsigned int order,
+					       int migratetype, bool tail)
 {
 	if (static_branch_unlikely(&regionpm_track_key))
-		return __regionpm_buddy_add(page, zone, order, tail);
+		return __regionpm_buddy_add(page, zone, order, migratetype, tail);
 	return tail;
 }
 
@@ -73,7 +74,8 @@ static __always_inline bool regionpm_bias_pfn(unsigned long pfn)
 }
 #else
 static inline bool regionpm_buddy_add(struct page *page, struct zone *zone,
-				      unsigned int order, bool tail)
+				      unsigned int order, int migratetype,
+				      bool tail)
 {
 	return tail;
 }
