@@ -18,13 +18,22 @@ esac
 
 build="$REGIONPM_CACHE/build/$variant"
 
-# One build at a time per cache: two makes in one tree corrupt each other.
-mkdir -p "$REGIONPM_CACHE"
-exec 9>"$REGIONPM_CACHE/.kernel-lock"
-flock 9
 image="$build/arch/x86/boot/bzImage"
 
-"$REGIONPM_TOP/scripts/kernel-src.sh"
+# The tree must not change under a build: hold the tree lock shared (the
+# reset in kernel-src.sh takes it exclusively), and retry if it went stale
+# between preparing it and locking it.  Variants build side by side, but
+# one build at a time per variant: two makes in one O= dir corrupt it.
+while :; do
+	"$REGIONPM_TOP/scripts/kernel-src.sh"
+	exec 8>"$REGIONPM_CACHE/.tree-lock"
+	flock -s 8
+	"$REGIONPM_TOP/scripts/kernel-src.sh" --check && break
+	exec 8>&-
+done
+mkdir -p "$build"
+exec 9>"$build/.build-lock"
+flock -x 9
 inputs_hash=$( {
 	cat "$REGIONPM_SRC/.regionpm-tree"
 	sha256sum < "$0"  # content only: the path differs between clones

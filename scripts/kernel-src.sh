@@ -1,6 +1,9 @@
 #!/bin/bash
 # Prepare the patched Linux 6.12 source tree in the cache.
 #
+#   kernel-src.sh           make the tree match kernel/ (waits for builds)
+#   kernel-src.sh --check   exit 0 if it already does, 1 if not; no changes
+#
 # The pristine tree from Debian's linux-source-6.12 is unpacked once and
 # committed to a private git repository, so that going back to pristine is a
 # cheap "git checkout -f && git clean": only files we touched are rewritten
@@ -14,8 +17,18 @@ set -euo pipefail
 src_version=$(dpkg-query -W -f='${Version}' "$REGIONPM_SRC_PKG" 2>/dev/null) ||
 	die "$REGIONPM_SRC_PKG is not installed (run 'make deps')"
 
+check=0
+[ "${1:-}" = --check ] && check=1
+
+# Builds hold this lock shared while they read the tree (kernel-build.sh);
+# unpacking or resetting it takes it exclusively.
+mkdir -p "$REGIONPM_CACHE"
+exec 8>"$REGIONPM_CACHE/.tree-lock"
+
 # Unpack once per package version.
-if [ "$(cat "$REGIONPM_SRC/.regionpm-pristine" 2>/dev/null)" != "$src_version" ]; then
+[ "$check" = 1 ] || [ "$(cat "$REGIONPM_SRC/.regionpm-pristine" 2>/dev/null)" = "$src_version" ] ||
+	flock -x 8
+if [ "$check" = 0 ] && [ "$(cat "$REGIONPM_SRC/.regionpm-pristine" 2>/dev/null)" != "$src_version" ]; then
 	log "unpacking $REGIONPM_SRC_PKG $src_version into $REGIONPM_SRC (once)"
 	rm -rf "$REGIONPM_SRC" "$REGIONPM_SRC.tmp"
 	mkdir -p "$REGIONPM_SRC.tmp"
@@ -45,9 +58,14 @@ tree_hash=$( {
 	(cd "$REGIONPM_TOP" && find include/uapi -type f | LC_ALL=C sort | xargs -r sha256sum)
 } | sha256sum | cut -d' ' -f1)
 
-if [ "$(cat "$REGIONPM_SRC/.regionpm-tree" 2>/dev/null)" = "$tree_hash" ]; then
-	exit 0
-fi
+up_to_date() {
+	[ "$(cat "$REGIONPM_SRC/.regionpm-pristine" 2>/dev/null)" = "$src_version" ] &&
+		[ "$(cat "$REGIONPM_SRC/.regionpm-tree" 2>/dev/null)" = "$tree_hash" ]
+}
+up_to_date && exit 0
+[ "$check" = 1 ] && exit 1
+flock -x 8
+up_to_date && exit 0
 
 log "laying kernel/ over the pristine tree"
 cd "$REGIONPM_SRC"
