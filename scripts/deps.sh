@@ -15,6 +15,8 @@ packages=(
 	# user space libraries (daemon, CLI)
 	pkg-config libmnl-dev libsystemd-dev libcgroup-dev libsmartcols-dev
 	libinih-dev libcmocka-dev
+	# mm selftests (migration)
+	libnuma-dev
 )
 
 missing=()
