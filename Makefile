@@ -31,7 +31,39 @@ TEST_PROGS := $(BUILD)/tests/regionpm_test $(BUILD)/tools/kpageflags-regions \
 .PHONY: all kernel kernel-src check demo bench vm-shell deps clean \
 	distclean-cache regen regen-check kernel-series mm-selftests
 
-all: $(TEST_PROGS) mm-selftests
+all: daemon $(TEST_PROGS) mm-selftests
+
+# ---- regionpmd -------------------------------------------------------------
+# daemon/regionpmd.c is the entry point, daemon/test-*.c are unit tests
+# (cmocka, TAP output), everything else in daemon/ goes into one static
+# library that both link.  Libraries are found with pkg-config.
+DAEMON_PKGS := libmnl libsystemd inih libcgroup
+DAEMON_MAIN := daemon/regionpmd.c
+DAEMON_TEST_SRCS := $(wildcard daemon/test-*.c)
+DAEMON_LIB_SRCS := $(filter-out $(DAEMON_MAIN) $(DAEMON_TEST_SRCS),$(wildcard daemon/*.c))
+DAEMON_LIB_OBJS := $(DAEMON_LIB_SRCS:daemon/%.c=$(BUILD)/daemon/%.o)
+DAEMON_TESTS := $(DAEMON_TEST_SRCS:daemon/%.c=$(BUILD)/daemon/%)
+DAEMON_CFLAGS = $(shell pkg-config --cflags $(DAEMON_PKGS)) -D_GNU_SOURCE -MMD -MP
+DAEMON_LIBS = $(shell pkg-config --libs $(DAEMON_PKGS))
+
+.PHONY: daemon
+daemon: $(if $(wildcard $(DAEMON_MAIN)),$(BUILD)/regionpmd) $(DAEMON_TESTS)
+
+$(BUILD)/daemon/%.o: daemon/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(DAEMON_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/daemon/libregionpmd.a: $(DAEMON_LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/regionpmd: $(BUILD)/daemon/regionpmd.o $(BUILD)/daemon/libregionpmd.a
+	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm
+
+$(BUILD)/daemon/test-%: $(BUILD)/daemon/test-%.o $(BUILD)/daemon/libregionpmd.a
+	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS) $(shell pkg-config --libs cmocka) -lm
+
+-include $(wildcard $(BUILD)/daemon/*.d)
 
 # The unpacked kernel source provides kselftest_harness.h and the mm tests.
 kernel-src:

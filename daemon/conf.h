@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * regionpmd.conf: systemd-style [Section] Key=Value files parsed with inih.
+ * /etc/regionpmd.conf, then /etc/regionpmd.conf.d/ *.conf in lexical order
+ * (later files override).  Every key has a default and a validator; a bad
+ * value is reported as "file:line: ..." and that key keeps its previous
+ * value.  conf_set() is the same validator for runtime overrides (D-Bus
+ * SetPolicy), so the two can never disagree.  No sd-event, no sd-bus.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy.h"
+
+#define RPM_CONF_PATH	"/etc/regionpmd.conf"
+#define RPM_CONF_DROPIN	"/etc/regionpmd.conf.d"
+#define RPM_MAX_PROTECTED 32
+
+struct rpm_config {
+	struct rpm_policy_config policy;	/* [Policy] */
+	unsigned interval_sec;			/* [Daemon] IntervalSec= decision pass period */
+	unsigned psi_stall_usec;		/* [Pressure] trigger: stall per window */
+	unsigned psi_window_usec;
+	unsigned idle_sample_sec;		/* [Idle] mark -> count delay */
+	unsigned idle_max_regions;		/* regions sampled per pass */
+	char *protected_cgroups[RPM_MAX_PROTECTED]; /* [Protect] Cgroup= (repeatable) */
+	size_t n_protected;
+};
+
+/* Diagnostics go through this (level is a syslog priority). */
+typedef void (*conf_log_fn)(void *userdata, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+void conf_defaults(struct rpm_config *c);
+void conf_free(struct rpm_config *c);
+
+/*
+ * Load main_path (missing is fine) and then dropin_dir/ *.conf.  Returns 0,
+ * or -errno for a file that exists but cannot be read.  Invalid lines and
+ * values are logged with file:line and skipped; *n_warnings counts them.
+ */
+int conf_load(struct rpm_config *c, const char *main_path,
+	      const char *dropin_dir, conf_log_fn log, void *userdata,
+	      unsigned *n_warnings);
+
+/*
+ * Set one key ("Section.Key" or bare "Key" when unambiguous) from a string.
+ * Returns 0, -ENOENT for an unknown key, -EINVAL/-ERANGE for a bad value,
+ * with a human message in err.
+ */
+int conf_set(struct rpm_config *c, const char *key, const char *value,
+	     char *err, size_t errlen);
+
+/* Current value of a key as a string (for D-Bus properties and status). */
+int conf_get(const struct rpm_config *c, const char *key, char *buf, size_t len);
+
+/* Iterate the known keys ("Section.Key"), NULL after the last. */
+const char *conf_key_name(size_t i);

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What regionpmd knows about one physical region: the kernel's view (from a
+ * region-get dump, refreshed on events), plus what the daemon measured and
+ * did.  Plain data: shared by the genl client (fills it), the idle sampler
+ * (fills idle fields), the policy (reads it) and the bus/CLI (show it).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef uint64_t usec_t_;	/* CLOCK_MONOTONIC microseconds */
+
+enum rpm_region_state {
+	RPM_REGION_ACTIVE = 0,	/* = REGIONPM_REGION_STATE_ACTIVE */
+	RPM_REGION_PARKED = 1,
+	RPM_REGION_BUSY = 2,
+};
+
+/* Detailed page breakdown (region-get with the scan flag). */
+struct rpm_region_detail {
+	bool valid;
+	usec_t_ when;			/* when the scan was taken */
+	uint64_t free, anon, file_clean, file_dirty, writeback, shmem,
+		 unevictable, slab, page_table, reserved, kernel_other,
+		 offline, huge;
+};
+
+struct rpm_region {
+	/* kernel view */
+	uint32_t id;
+	uint64_t start_pfn;
+	uint64_t spanned_pages;
+	uint64_t managed_pages;
+	uint64_t free_pages;
+	uint32_t node;
+	char zones[32];			/* zone names, comma separated ("DMA,DMA32") */
+	enum rpm_region_state state;
+	uint32_t owner_portid;		/* 0 when not parked */
+	uint64_t parked_pages;
+	struct rpm_region_detail detail;
+
+	/* daemon view */
+	bool ours;			/* parked by this daemon's socket */
+	bool idle_valid;
+	usec_t_ idle_when;
+	uint64_t idle_file_pages;	/* file LRU pages found idle */
+	uint64_t idle_anon_pages;
+	uint64_t sampled_pages;		/* pages looked at by the sampler */
+	usec_t_ last_vacated;		/* 0 = never */
+	usec_t_ last_refilled;		/* first allocation after vacate/park */
+	unsigned refill_count;		/* ping-pong counter, decays */
+	usec_t_ backoff_until;		/* leave alone until then */
+	uint64_t pages_migrated;	/* totals for this region */
+	uint64_t pages_dropped;
+	const char *last_action;	/* static string, for display */
+};
+
+/* Global kernel facts (info-get). */
+struct rpm_kernel_info {
+	uint64_t region_size;		/* bytes */
+	uint32_t region_count;
+	uint64_t base_pfn;
+	bool bias;
+	uint32_t frontier;		/* region id of the allocation frontier */
+	uint64_t parked_pages;
+};
