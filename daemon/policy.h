@@ -14,6 +14,27 @@
 
 #include "region.h"
 
+/*
+ * Defaults of the tunables below, shared by conf_defaults() and
+ * policy_config_defaults() so that the config file and a bare policy agree.
+ */
+#define RPM_DEF_HEADROOM_PERCENT	10	/* of MemTotal, like the kernel's bias_headroom_pct */
+#define RPM_DEF_PSI_SOME_AVG10_MAX	1000	/* 10.00 %: memory stalls are felt */
+#define RPM_DEF_PSI_FULL_AVG10_MAX	200	/* 2.00 %: everything stalled, worse */
+#define RPM_DEF_BUDGET_PAGES_PER_SEC	32768	/* 128 MiB/s of 4 KiB pages */
+#define RPM_DEF_BUDGET_PAGES_PER_REGION	8192	/* 32 MiB per compact call */
+#define RPM_DEF_MAX_PAGES_TO_VACATE	0	/* 0 = no limit, the cost model decides */
+#define RPM_DEF_MIN_IDLE_AGE_SEC	30
+#define RPM_DEF_PINGPONG_WINDOW_SEC	60
+#define RPM_DEF_PINGPONG_BACKOFF_SEC	30
+#define RPM_DEF_PRESSURE_BACKOFF_SEC	30
+#define RPM_DEF_PARK			true
+#define RPM_DEF_BIAS			true
+#define RPM_DEF_DROP_CACHE		true
+#define RPM_DEF_MIGRATE_COST_UJ		30.0	/* ~3 us of a 10 W core per 4 KiB page */
+#define RPM_DEF_REGION_SAVING_MW	25.0	/* ~0.2 W/GiB background power, 128 MiB */
+#define RPM_DEF_PAYBACK_SEC		3600
+
 /* Tunables; every one is a config key (see conf.h / regionpmd.conf(5)). */
 struct rpm_policy_config {
 	unsigned headroom_percent;	/* keep MemAvailable >= this % of MemTotal after parking */
@@ -71,6 +92,17 @@ struct rpm_action {
 	const char *reason;		/* static string for the log */
 };
 
+/*
+ * Fixed sizes and limits of the policy (not tunables: they bound the work of
+ * one pass and the policy's memory, so that it never needs malloc).
+ */
+#define RPM_POLICY_TRACKED_REGIONS	32	/* regions with an adapted budget */
+#define RPM_POLICY_MAX_PREP		4	/* SCAN + SAMPLE_IDLE actions per pass */
+#define RPM_POLICY_MIN_CHUNK		256	/* smallest compact call worth its setup, pages */
+#define RPM_POLICY_BURST_SEC		10	/* token bucket capacity, seconds of budget */
+#define RPM_POLICY_DETAIL_MAX_AGE_SEC	60	/* rescan a region's detail after this */
+#define RPM_POLICY_MAX_BACKOFF_SHIFT	10	/* ping-pong back-off doubles at most 10 times */
+
 /* The policy's memory between passes. */
 struct rpm_policy_state {
 	usec_t_ last_pass;
@@ -79,8 +111,22 @@ struct rpm_policy_state {
 	bool bias_enabled;
 	uint64_t total_migrated, total_dropped;
 	unsigned regions_vacated, regions_parked, regions_released;
+
+	/* A parked region was taken back by the shrinker or OOM notifier. */
+	bool pressure_pending;
+	/* Back-off parameters of the last pass, for the policy_note_*() calls. */
+	usec_t_ pingpong_window, pingpong_backoff;
+	/* Adapted per-region compact budgets of the regions worked on lately. */
+	struct rpm_region_budget {
+		uint32_t id;
+		bool used;
+		uint64_t budget;	/* pages per compact call, adapted */
+		uint64_t pending;	/* budget of the call in flight (for refunds) */
+		usec_t_ when;		/* last use, for eviction */
+	} budgets[RPM_POLICY_TRACKED_REGIONS];
 };
 
+void policy_config_defaults(struct rpm_policy_config *cfg);
 void policy_state_init(struct rpm_policy_state *st);
 
 /*
@@ -94,7 +140,19 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		     struct rpm_region *regions, size_t n_regions,
 		     struct rpm_action *out, size_t max_actions);
 
-/* Feedback from the manager after executing an action. */
+/*
+ * Feedback from the manager after executing an action.
+ *
+ * policy_note_compact(): call after r->free_pages has been updated from the
+ * reply; error is 0 or the -errno of the request.  It refunds the unused
+ * part of the budget and adapts the region's budget (halved when a quarter
+ * or more of the pages it tried failed, or on error; doubled on a clean run).
+ * policy_note_released(): reason is a REGIONPM_RELEASE_REASON_* value; a
+ * release by the shrinker or the OOM notifier counts as pressure and as a
+ * ping-pong of that region.
+ * Protected cgroups: the idle sampler counts their pages as not idle, so a
+ * region holding their page cache is never given the DROP mode.
+ */
 void policy_note_compact(struct rpm_policy_state *st, struct rpm_region *r,
 			 usec_t_ now, uint64_t migrated, uint64_t dropped,
 			 uint64_t failed, int error);
