@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "procfs-util.h"
 #include "psi-monitor.h"
 
 struct psi_monitor {
@@ -21,70 +22,16 @@ struct psi_monitor {
 	void *userdata;
 };
 
-static int parse_avg10_line(const char *line, unsigned *out)
-{
-	const char *p = strstr(line, "avg10=");
-	unsigned whole = 0, frac = 0;
-	int n = 0;
-
-	if (!p)
-		return -EBADMSG;
-	p += 6;
-	if (sscanf(p, "%u.%n", &whole, &n) < 1)
-		return -EBADMSG;
-	if (n > 0) {
-		/* two decimals; tolerate one or more */
-		unsigned d1 = 0, d2 = 0;
-
-		if (p[n] >= '0' && p[n] <= '9') {
-			d1 = p[n] - '0';
-			if (p[n + 1] >= '0' && p[n + 1] <= '9')
-				d2 = p[n + 1] - '0';
-		}
-		frac = d1 * 10 + d2;
-	}
-	*out = whole * 100 + frac;
-	return 0;
-}
-
-int psi_parse_avg10(const char *text, unsigned *some, unsigned *full)
-{
-	const char *l = text;
-	bool have_some = false;
-
-	*some = *full = 0;
-	while (l && *l) {
-		if (!strncmp(l, "some ", 5)) {
-			if (parse_avg10_line(l, some) < 0)
-				return -EBADMSG;
-			have_some = true;
-		} else if (!strncmp(l, "full ", 5)) {
-			if (parse_avg10_line(l, full) < 0)
-				return -EBADMSG;
-		}
-		l = strchr(l, '\n');
-		if (l)
-			l++;
-	}
-	return have_some ? 0 : -EBADMSG;
-}
-
 int psi_read_avg10(const char *root, unsigned *some, unsigned *full)
 {
-	char path[4096], text[512];
-	ssize_t n;
-	int fd;
+	struct rpm_pressure p;
+	int r = procfs_read_pressure(root, &p);
 
-	snprintf(path, sizeof(path), "%s/proc/pressure/memory", root ? root : "");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	text[n] = '\0';
-	return psi_parse_avg10(text, some, full);
+	if (r < 0)
+		return r;
+	*some = p.some.avg10;
+	*full = p.has_full ? p.full.avg10 : 0;
+	return 0;
 }
 
 static int on_psi_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);

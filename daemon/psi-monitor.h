@@ -27,5 +27,3 @@ bool psi_monitor_uses_trigger(const struct psi_monitor *m);
  * as percent * 100 (e.g. "avg10=1.25" -> 125).  Missing "full" gives 0.
  */
 int psi_read_avg10(const char *root, unsigned *some, unsigned *full);
-/* Same, from the text of the file (unit tested). */
-int psi_parse_avg10(const char *text, unsigned *some, unsigned *full);

@@ -1,0 +1,852 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * regionpmd manager: event sources and state.  The decisions are made by
+ * policy_decide() (policy.c, pure); this file only observes, executes and
+ * reports.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <libcgroup.h>
+#include <linux/regionpm.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <systemd/sd-daemon.h>
+
+#include "idle-sampler.h"
+#include "log.h"
+#include "manager.h"
+#include "procfs-util.h"
+#include "psi-monitor.h"
+
+#define MAX_ACTIONS 64
+#define KPF_LRU		5
+#define KPF_ANON	12
+#define KPF_NOPAGE	20
+
+static usec_t_ now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (usec_t_)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void report(struct manager *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(struct manager *m, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_info("%s", line);
+	if (m->report) {
+		fprintf(m->report, "%s\n", line);
+		fflush(m->report);
+	}
+}
+
+static struct rpm_region *find_region(struct manager *m, uint32_t id)
+{
+	for (size_t i = 0; i < m->n_regions; i++)
+		if (m->regions[i].id == id)
+			return &m->regions[i];
+	return NULL;
+}
+
+/* Copy the kernel view of @src into @dst, keeping the daemon view. */
+static void merge_kernel_view(struct manager *m, struct rpm_region *dst,
+			      const struct rpm_region *src)
+{
+	dst->id = src->id;
+	dst->start_pfn = src->start_pfn;
+	dst->spanned_pages = src->spanned_pages;
+	dst->managed_pages = src->managed_pages;
+	dst->free_pages = src->free_pages;
+	dst->node = src->node;
+	memcpy(dst->zones, src->zones, sizeof(dst->zones));
+	dst->state = src->state;
+	dst->owner_portid = src->owner_portid;
+	dst->parked_pages = src->parked_pages;
+	if (src->detail.valid)
+		dst->detail = src->detail;
+	dst->ours = src->state == RPM_REGION_PARKED &&
+		    src->owner_portid == rpm_genl_portid(m->genl);
+}
+
+/* ---- observing ------------------------------------------------------------ */
+
+struct dump_ctx {
+	struct manager *m;
+	struct rpm_region *v;
+	size_t n, cap;
+};
+
+static int dump_cb(const struct rpm_region *r, void *userdata)
+{
+	struct dump_ctx *d = userdata;
+
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 64;
+		struct rpm_region *v = realloc(d->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->v = v;
+		d->cap = cap;
+	}
+	d->v[d->n++] = *r;
+	return 0;
+}
+
+static int manager_dump(struct manager *m)
+{
+	struct dump_ctx d = { .m = m };
+	int r;
+
+	r = rpm_genl_dump(m->genl, false, dump_cb, &d);
+	if (r < 0) {
+		free(d.v);
+		log_warning("region dump failed: %s%s%s", strerror(-r),
+			    *rpm_genl_extack(m->genl) ? ": " : "", rpm_genl_extack(m->genl));
+		return r;
+	}
+	for (size_t i = 0; i < d.n; i++) {
+		struct rpm_region fresh = d.v[i], *old = find_region(m, fresh.id);
+
+		if (old) {
+			struct rpm_region keep = *old;
+
+			merge_kernel_view(m, &keep, &fresh);
+			d.v[i] = keep;
+		} else {
+			memset(&d.v[i], 0, sizeof(d.v[i]));
+			merge_kernel_view(m, &d.v[i], &fresh);
+			d.v[i].last_action = "none";
+		}
+	}
+	free(m->regions);
+	m->regions = d.v;
+	m->n_regions = d.n;
+	m->need_dump = false;
+	return 0;
+}
+
+static int refresh_region(struct manager *m, struct rpm_region *reg, bool scan)
+{
+	struct rpm_region fresh;
+	int r;
+
+	memset(&fresh, 0, sizeof(fresh));
+	r = rpm_genl_region_get(m->genl, reg->id, scan, &fresh);
+	if (r < 0) {
+		log_debug("region-get %u: %s%s%s", reg->id, strerror(-r),
+			  *rpm_genl_extack(m->genl) ? ": " : "", rpm_genl_extack(m->genl));
+		return r;
+	}
+	merge_kernel_view(m, reg, &fresh);
+	return 0;
+}
+
+int manager_read_meminfo(const char *root, uint64_t page_size,
+			 uint64_t *total, uint64_t *available, uint64_t *free_pages)
+{
+	struct rpm_meminfo mi;
+	int r = procfs_read_meminfo(root, &mi);
+
+	if (r < 0)
+		return r;
+	*total = procfs_kb_to_pages(mi.mem_total_kb, page_size);
+	*available = procfs_kb_to_pages(mi.mem_available_kb, page_size);
+	*free_pages = procfs_kb_to_pages(mi.mem_free_kb, page_size);
+	return 0;
+}
+
+/* ---- protected cgroups ---------------------------------------------------- */
+
+static struct manager *nftw_manager;
+
+static int prot_walk(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct manager *m = nftw_manager;
+
+	(void)path;
+	(void)ftw;
+	if (type != FTW_D)
+		return 0;
+	if (m->n_prot_ino >= MANAGER_MAX_PROT_INO)
+		return 1;
+	m->prot_ino[m->n_prot_ino++] = st->st_ino;
+	return 0;
+}
+
+/* Resolve [Protect] Cgroup= with libcgroup: each must exist; collect the
+ * inode of it and of every descendant (what /proc/kpagecgroup reports). */
+static void resolve_protected(struct manager *m)
+{
+	char *mnt = NULL;
+	int r;
+
+	m->n_prot_ino = 0;
+	if (!m->config.n_protected)
+		return;
+	if (!m->prot_ino) {
+		m->prot_ino = calloc(MANAGER_MAX_PROT_INO, sizeof(*m->prot_ino));
+		if (!m->prot_ino)
+			return;
+	}
+	r = cgroup_init();
+	if (r) {
+		log_warning("protected cgroups: libcgroup: %s; page cache of %zu cgroup(s) is not protected",
+			    cgroup_strerror(r), m->config.n_protected);
+		return;
+	}
+	if (cgroup_get_subsys_mount_point("memory", &mnt) || !mnt) {
+		free(mnt);
+		mnt = strdup("/sys/fs/cgroup");
+		if (!mnt)
+			return;
+	}
+	for (size_t i = 0; i < m->config.n_protected; i++) {
+		const char *name = m->config.protected_cgroups[i];
+		struct cgroup *cg = cgroup_new_cgroup(name);
+		char path[4096];
+		size_t before = m->n_prot_ino;
+
+		if (!cg)
+			continue;
+		r = cgroup_get_cgroup(cg);
+		cgroup_free(&cg);
+		if (r) {
+			log_warning("protected cgroup %s: %s", name, cgroup_strerror(r));
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", mnt, name[0] == '/' ? name + 1 : name);
+		nftw_manager = m;
+		nftw(path, prot_walk, 16, FTW_PHYS);
+		log_debug("protected cgroup %s (%s): %zu cgroup inode(s)", name, path,
+			  m->n_prot_ino - before);
+	}
+	free(mnt);
+}
+
+static bool ino_protected(const struct manager *m, uint64_t ino)
+{
+	for (size_t i = 0; i < m->n_prot_ino; i++)
+		if (m->prot_ino[i] == ino)
+			return true;
+	return false;
+}
+
+/* Does the region hold page cache charged to a protected cgroup? */
+static bool region_has_protected_file(struct manager *m, const struct rpm_region *reg)
+{
+	char p1[4096], p2[4096];
+	uint64_t flags[1024], ino[1024];
+	bool found = false;
+	int kf, kc;
+
+	if (!m->n_prot_ino)
+		return false;
+	snprintf(p1, sizeof(p1), "%s/proc/kpageflags", m->root);
+	snprintf(p2, sizeof(p2), "%s/proc/kpagecgroup", m->root);
+	kf = open(p1, O_RDONLY | O_CLOEXEC);
+	kc = open(p2, O_RDONLY | O_CLOEXEC);
+	if (kf < 0 || kc < 0) {
+		/* cannot tell: protect (migrate only) rather than drop */
+		found = true;
+		goto out;
+	}
+	for (uint64_t pfn = reg->start_pfn; pfn < reg->start_pfn + reg->spanned_pages && !found;) {
+		uint64_t left = reg->start_pfn + reg->spanned_pages - pfn;
+		size_t want = left < 1024 ? left : 1024;
+		ssize_t a = pread(kf, flags, want * 8, (off_t)pfn * 8);
+		ssize_t b = pread(kc, ino, want * 8, (off_t)pfn * 8);
+		size_t n;
+
+		if (a <= 0 || b <= 0)
+			break;
+		n = (size_t)(a < b ? a : b) / 8;
+		for (size_t i = 0; i < n; i++) {
+			if ((flags[i] & (1ULL << KPF_NOPAGE)) || !(flags[i] & (1ULL << KPF_LRU)) ||
+			    (flags[i] & (1ULL << KPF_ANON)))
+				continue;
+			if (ino[i] && ino_protected(m, ino[i])) {
+				found = true;
+				break;
+			}
+		}
+		pfn += n;
+	}
+out:
+	if (kf >= 0)
+		close(kf);
+	if (kc >= 0)
+		close(kc);
+	return found;
+}
+
+/* ---- acting --------------------------------------------------------------- */
+
+static const char *extack_sep(struct manager *m)
+{
+	return *rpm_genl_extack(m->genl) ? ": " : "";
+}
+
+static int write_bias(struct manager *m)
+{
+	char path[4096];
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "%s/sys/module/regionpm/parameters/bias", m->root);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "1", 1) != 1)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static void on_sample_done(struct idle_sample *s, int error,
+			   const struct idle_counts *c, void *userdata)
+{
+	struct manager *m = userdata;
+
+	for (size_t i = 0; i < MANAGER_MAX_SAMPLES; i++) {
+		struct rpm_region *reg;
+
+		if (m->samples[i] != s)
+			continue;
+		m->samples[i] = NULL;
+		reg = find_region(m, m->sample_region[i]);
+		if (!reg)
+			return;
+		if (error < 0) {
+			rpm_log_errno(LOG_DEBUG, error, "idle sample of region %u", reg->id);
+			reg->idle_valid = false;
+			return;
+		}
+		reg->idle_valid = true;
+		reg->idle_when = now_usec();
+		reg->idle_file_pages = c->idle_file;
+		reg->idle_anon_pages = c->idle_anon;
+		reg->sampled_pages = c->lru;
+		log_debug("region %u idle: %" PRIu64 " of %" PRIu64 " LRU pages idle (%" PRIu64
+			  " file, %" PRIu64 " anon)", reg->id, c->idle_file + c->idle_anon,
+			  c->lru, c->idle_file, c->idle_anon);
+		if (m->once && !m->exiting) {
+			bool pending = false;
+
+			for (size_t j = 0; j < MANAGER_MAX_SAMPLES; j++)
+				pending |= m->samples[j] != NULL;
+			if (!pending)
+				sd_event_exit(m->event, 0);
+		}
+		return;
+	}
+}
+
+static void start_sample(struct manager *m, struct rpm_region *reg)
+{
+	size_t slot = MANAGER_MAX_SAMPLES, busy = 0;
+	int r;
+
+	for (size_t i = 0; i < MANAGER_MAX_SAMPLES; i++) {
+		if (m->samples[i]) {
+			busy++;
+			if (m->sample_region[i] == reg->id)
+				return;		/* already being sampled */
+		} else if (slot == MANAGER_MAX_SAMPLES) {
+			slot = i;
+		}
+	}
+	if (slot == MANAGER_MAX_SAMPLES ||
+	    busy >= (m->config.idle_max_regions ? m->config.idle_max_regions : 1))
+		return;
+	r = idle_sample_start(m->event, m->root, reg->start_pfn, reg->spanned_pages,
+			      m->config.idle_sample_sec, on_sample_done, m, &m->samples[slot]);
+	if (r < 0) {
+		rpm_log_errno(LOG_DEBUG, r, "idle sample of region %u", reg->id);
+		return;
+	}
+	m->sample_region[slot] = reg->id;
+}
+
+static void do_compact(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
+		       usec_t_ now)
+{
+	struct rpm_compact_result res;
+	uint32_t mode = a->mode;
+	int r;
+
+	if (mode != RPM_COMPACT_MIGRATE && m->n_prot_ino && region_has_protected_file(m, reg)) {
+		log_info("region %u holds page cache of a protected cgroup: migrate, never drop",
+			 reg->id);
+		mode = RPM_COMPACT_MIGRATE;
+		m->protected_forced++;
+	}
+	if (m->dry_run) {
+		report(m, "region %u: would compact (mode %s, budget %" PRIu64 "): %s", reg->id,
+		       rpm_compact_mode_name(mode), a->budget, a->reason ? a->reason : "");
+		return;
+	}
+	r = rpm_genl_compact(m->genl, reg->id, mode, a->budget, &res);
+	if (r < 0) {
+		log_warning("region %u: compact (mode %s) failed: %s%s%s", reg->id,
+			    rpm_compact_mode_name(mode), strerror(-r), extack_sep(m),
+			    rpm_genl_extack(m->genl));
+		policy_note_compact(&m->pstate, reg, now, 0, 0, 0, r);
+		reg->last_action = "compact failed";
+		return;
+	}
+	m->compacts++;
+	m->migrated += res.migrated;
+	m->dropped += res.dropped;
+	m->failed += res.failed;
+	report(m, "region %u: compacted (mode %s, budget %" PRIu64 "): migrated %" PRIu64
+	       " dropped %" PRIu64 " failed %" PRIu64 " skipped %" PRIu64 ", %" PRIu64
+	       " free, %.1f ms%s%s%s", reg->id, rpm_compact_mode_name(mode), a->budget,
+	       res.migrated, res.dropped, res.failed, res.skipped, res.free_pages,
+	       res.elapsed_ns / 1e6, res.obstacle ? ", obstacle " : "",
+	       res.obstacle ? rpm_obstacle_name(res.obstacle) : "",
+	       *rpm_genl_extack(m->genl) ? " (kernel says so)" : "");
+	if (*rpm_genl_extack(m->genl))
+		log_debug("region %u: kernel: %s", reg->id, rpm_genl_extack(m->genl));
+	policy_note_compact(&m->pstate, reg, now, res.migrated, res.dropped, res.failed, 0);
+	reg->last_action = "compacted";
+	refresh_region(m, reg, false);
+}
+
+static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
+		    usec_t_ now)
+{
+	int r;
+
+	if (m->dry_run) {
+		report(m, "region %u: would park: %s", reg->id, a->reason ? a->reason : "");
+		return;
+	}
+	r = rpm_genl_park(m->genl, reg->id, false, 0, 0, NULL);
+	if (r < 0) {
+		log_info("region %u: park refused: %s%s%s", reg->id, strerror(-r),
+			 extack_sep(m), rpm_genl_extack(m->genl));
+		reg->last_action = "park refused";
+		refresh_region(m, reg, false);
+		return;
+	}
+	m->parks++;
+	refresh_region(m, reg, false);
+	reg->ours = true;
+	reg->state = RPM_REGION_PARKED;
+	policy_note_parked(&m->pstate, reg, now);
+	reg->last_action = "parked";
+	report(m, "region %u: parked (%" PRIu64 " pages held): %s", reg->id, reg->parked_pages,
+	       a->reason ? a->reason : "");
+}
+
+static int unpark(struct manager *m, struct rpm_region *reg, const char *why)
+{
+	int r;
+
+	if (m->dry_run) {
+		report(m, "region %u: would unpark: %s", reg->id, why);
+		return 0;
+	}
+	r = rpm_genl_unpark(m->genl, reg->id);
+	if (r < 0) {
+		log_warning("region %u: unpark failed: %s%s%s", reg->id, strerror(-r),
+			    extack_sep(m), rpm_genl_extack(m->genl));
+		refresh_region(m, reg, false);
+		return r;
+	}
+	m->unparks++;
+	reg->ours = false;
+	reg->state = RPM_REGION_ACTIVE;
+	policy_note_released(&m->pstate, reg, now_usec(), REGIONPM_RELEASE_REASON_UNPARK);
+	reg->last_action = "unparked";
+	report(m, "region %u: unparked: %s", reg->id, why);
+	refresh_region(m, reg, false);
+	return 0;
+}
+
+static void execute(struct manager *m, const struct rpm_action *a, usec_t_ now)
+{
+	struct rpm_region *reg = a->kind == RPM_ACT_ENABLE_BIAS ? NULL : find_region(m, a->region);
+	int r;
+
+	if (a->kind != RPM_ACT_ENABLE_BIAS && a->kind != RPM_ACT_NONE && !reg) {
+		log_debug("action %d for unknown region %u ignored", a->kind, a->region);
+		return;
+	}
+	switch (a->kind) {
+	case RPM_ACT_NONE:
+		break;
+	case RPM_ACT_ENABLE_BIAS:
+		if (m->dry_run) {
+			report(m, "would enable the allocation bias");
+			break;
+		}
+		r = write_bias(m);
+		if (r < 0) {
+			rpm_log_errno(LOG_WARNING, r, "enabling the allocation bias");
+			break;
+		}
+		m->pstate.bias_enabled = true;
+		report(m, "allocation bias enabled");
+		break;
+	case RPM_ACT_SCAN:
+		refresh_region(m, reg, true);
+		break;
+	case RPM_ACT_SAMPLE_IDLE:
+		start_sample(m, reg);
+		break;
+	case RPM_ACT_COMPACT:
+		do_compact(m, reg, a, now);
+		break;
+	case RPM_ACT_PARK:
+		do_park(m, reg, a, now);
+		break;
+	case RPM_ACT_UNPARK:
+		unpark(m, reg, a->reason ? a->reason : "policy");
+		break;
+	}
+}
+
+void manager_status(const struct manager *m, char *buf, size_t len)
+{
+	unsigned ours = 0, parked = 0, empty = 0;
+
+	for (size_t i = 0; i < m->n_regions; i++) {
+		const struct rpm_region *r = &m->regions[i];
+
+		ours += r->ours;
+		parked += r->state == RPM_REGION_PARKED;
+		empty += r->state == RPM_REGION_ACTIVE && r->managed_pages &&
+			 r->free_pages == r->managed_pages;
+	}
+	snprintf(buf, len, "%zu regions, %u parked (%u by us), %u empty; migrated %" PRIu64
+		 ", dropped %" PRIu64 " pages%s", m->n_regions, parked, ours, empty,
+		 m->migrated, m->dropped, m->dry_run ? " (dry run)" : "");
+}
+
+int manager_pass(struct manager *m)
+{
+	struct rpm_action acts[MAX_ACTIONS];
+	struct rpm_system sys = { .page_size = m->page_size };
+	struct rpm_kernel_info info;
+	char status[256];
+	size_t n;
+	int r;
+
+	if (m->exiting)
+		return 0;
+	m->passes++;
+	r = manager_dump(m);
+	if (r < 0)
+		return r;
+	if (rpm_genl_info(m->genl, &info) == 0)
+		m->info = info;
+	sys.now = now_usec();
+	r = manager_read_meminfo(m->root, m->page_size, &sys.mem_total_pages,
+				 &sys.mem_available_pages, &sys.mem_free_pages);
+	if (r < 0)
+		return rpm_log_errno(LOG_WARNING, r, "reading meminfo");
+	psi_read_avg10(m->root, &sys.psi_some_avg10, &sys.psi_full_avg10);
+	sys.psi_event = m->psi_event;
+	m->psi_event = false;
+	if (m->info.bias)
+		m->pstate.bias_enabled = true;
+
+	n = policy_decide(&m->config.policy, &m->pstate, &sys, m->regions, m->n_regions,
+			  acts, MAX_ACTIONS);
+	log_debug("pass %u: MemAvailable %" PRIu64 "/%" PRIu64 " pages, PSI some %u.%02u%%, %zu action(s)",
+		  m->passes, sys.mem_available_pages, sys.mem_total_pages,
+		  sys.psi_some_avg10 / 100, sys.psi_some_avg10 % 100, n);
+	for (size_t i = 0; i < n && !m->exiting; i++)
+		execute(m, &acts[i], sys.now);
+
+	manager_status(m, status, sizeof(status));
+	sd_notifyf(false, "STATUS=%s", status);
+	if (m->once && m->report)
+		fprintf(m->report, "pass: %zu action(s); %s\n", n, status);
+	return 0;
+}
+
+/* ---- event sources -------------------------------------------------------- */
+
+static void on_event(const struct rpm_event *ev, void *userdata)
+{
+	struct manager *m = userdata;
+	struct rpm_region *reg = find_region(m, ev->id);
+
+	switch (ev->kind) {
+	case RPM_EVENT_ALLOC:
+		if (!reg)
+			break;
+		log_debug("region %u: first allocation", ev->id);
+		refresh_region(m, reg, false);
+		if (reg->last_vacated)
+			policy_note_refill(&m->config.policy, &m->pstate, reg, now_usec());
+		break;
+	case RPM_EVENT_RELEASE:
+		if (!reg) {
+			m->need_dump = true;
+			break;
+		}
+		if (reg->ours) {
+			/* not our own unpark (that cleared ours already) */
+			m->released_by_kernel++;
+			reg->ours = false;
+			reg->state = RPM_REGION_ACTIVE;
+			policy_note_released(&m->pstate, reg, now_usec(), (int)ev->reason);
+			reg->last_action = "released";
+			log_notice("region %u: released by the kernel (%s, %" PRIu64 " pages)",
+				   ev->id, rpm_release_reason_name(ev->reason), ev->pages);
+		}
+		refresh_region(m, reg, false);
+		break;
+	case RPM_EVENT_COMPACT:
+		log_debug("region %u: compaction: migrated %" PRIu64 " dropped %" PRIu64, ev->id,
+			  ev->compact.migrated, ev->compact.dropped);
+		break;
+	}
+}
+
+static int on_genl_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct manager *m = userdata;
+	int r;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	r = rpm_genl_read_events(m->genl, on_event, m);
+	if (r == -ENOBUFS) {
+		log_notice("events were lost (ENOBUFS): dumping all regions again");
+		m->need_dump = true;
+		manager_dump(m);
+	} else if (r < 0) {
+		rpm_log_errno(LOG_WARNING, r, "reading regionpm events");
+	}
+	return 0;
+}
+
+static int on_pass_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)usec;
+	manager_pass(m);
+	sd_event_source_set_time_relative(s, (uint64_t)m->config.interval_sec * 1000000);
+	return 0;
+}
+
+static void on_psi(struct psi_monitor *p, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)p;
+	log_debug("memory pressure trigger");
+	m->psi_event = true;
+	manager_pass(m);	/* the policy unparks first when pressure builds */
+}
+
+void manager_release_all(struct manager *m)
+{
+	for (size_t i = 0; i < m->n_regions; i++)
+		if (m->regions[i].ours)
+			unpark(m, &m->regions[i], "shutting down");
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)s;
+	sd_notify(false, "STOPPING=1\nSTATUS=Releasing parked regions");
+	log_info("signal %s: releasing parked regions and exiting", strsignal(si->ssi_signo));
+	m->exiting = true;
+	for (size_t i = 0; i < MANAGER_MAX_SAMPLES; i++) {
+		idle_sample_cancel(m->samples[i]);
+		m->samples[i] = NULL;
+	}
+	manager_release_all(m);
+	sd_event_exit(m->event, 0);
+	return 0;
+}
+
+static int setup_psi(struct manager *m)
+{
+	int r;
+
+	m->psi = psi_monitor_free(m->psi);
+	r = psi_monitor_new(m->event, m->root, m->config.psi_stall_usec,
+			    m->config.psi_window_usec, 2, on_psi, m, &m->psi);
+	if (r < 0)
+		rpm_log_errno(LOG_WARNING, r, "memory pressure monitor");
+	return r;
+}
+
+static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct manager *m = userdata;
+	unsigned warnings = 0;
+	int r;
+
+	(void)s;
+	(void)si;
+	sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading configuration\nMONOTONIC_USEC=%" PRIu64,
+		   (uint64_t)now_usec());
+	r = manager_load_config(m, &warnings);
+	if (r < 0)
+		rpm_log_errno(LOG_ERR, r, "reloading the configuration, keeping defaults");
+	resolve_protected(m);
+	setup_psi(m);
+	sd_event_source_set_time_relative(m->pass_timer, (uint64_t)m->config.interval_sec * 1000000);
+	log_info("configuration reloaded (%u warning(s))", warnings);
+	sd_notify(false, "READY=1\nSTATUS=Configuration reloaded");
+	return 0;
+}
+
+/* ---- life cycle ----------------------------------------------------------- */
+
+int manager_new(struct manager **ret)
+{
+	struct manager *m = calloc(1, sizeof(*m));
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	m->root = "";
+	m->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	conf_defaults(&m->config);
+	policy_state_init(&m->pstate);
+	r = sd_event_default(&m->event);
+	if (r < 0) {
+		manager_free(m);
+		return r;
+	}
+	*ret = m;
+	return 0;
+}
+
+int manager_load_config(struct manager *m, unsigned *n_warnings)
+{
+	struct rpm_config c;
+	int r;
+
+	conf_defaults(&c);
+	*n_warnings = 0;
+	r = conf_load(&c, m->config_path ? m->config_path : RPM_CONF_PATH,
+		      m->dropin_dir ? m->dropin_dir : RPM_CONF_DROPIN, rpm_log_conf, m, n_warnings);
+	if (r < 0) {
+		conf_free(&c);
+		return r;
+	}
+	conf_free(&m->config);
+	m->config = c;
+	if (!m->config.interval_sec)
+		m->config.interval_sec = 1;
+	return 0;
+}
+
+int manager_start(struct manager *m)
+{
+	int r;
+
+	r = rpm_genl_open(&m->genl, m->packet_dump ? stderr : NULL);
+	if (r < 0)
+		return r;
+	r = rpm_genl_info(m->genl, &m->info);
+	if (r < 0)
+		return rpm_log_errno(LOG_ERR, r, "regionpm info-get%s%s", extack_sep(m),
+				     rpm_genl_extack(m->genl));
+	r = manager_dump(m);
+	if (r < 0)
+		return r;
+	log_debug("regionpm: %u regions of %" PRIu64 " MiB, %zu with memory, bias %s, netlink port %u",
+		  m->info.region_count, m->info.region_size >> 20, m->n_regions,
+		  m->info.bias ? "on" : "off", rpm_genl_portid(m->genl));
+	resolve_protected(m);
+
+	r = sd_event_add_io(m->event, &m->genl_io, rpm_genl_event_fd(m->genl), EPOLLIN,
+			    on_genl_io, m);
+	if (r < 0)
+		return r;
+	sd_event_source_set_description(m->genl_io, "regionpm-events");
+	r = sd_event_add_time_relative(m->event, &m->pass_timer, CLOCK_MONOTONIC,
+				       m->once ? 0 : (uint64_t)m->config.interval_sec * 1000000,
+				       10000, on_pass_timer, m);
+	if (r < 0)
+		return r;
+	sd_event_source_set_description(m->pass_timer, "decision-pass");
+	sd_event_source_set_enabled(m->pass_timer, m->once ? SD_EVENT_OFF : SD_EVENT_ON);
+
+	r = sd_event_add_signal(m->event, &m->sig_term, SIGTERM, on_exit_signal, m);
+	if (r >= 0) {
+		sd_event_source_set_description(m->sig_term, "sigterm");
+		r = sd_event_add_signal(m->event, &m->sig_int, SIGINT, on_exit_signal, m);
+	}
+	if (r >= 0) {
+		sd_event_source_set_description(m->sig_int, "sigint");
+		r = sd_event_add_signal(m->event, &m->sig_hup, SIGHUP, on_hup, m);
+	}
+	if (r < 0)
+		return r;
+	sd_event_source_set_description(m->sig_hup, "sighup");
+	if (!m->once)
+		setup_psi(m);
+	r = sd_event_set_watchdog(m->event, true);
+	if (r < 0)
+		rpm_log_errno(LOG_WARNING, r, "watchdog");
+	return 0;
+}
+
+int manager_run(struct manager *m)
+{
+	if (m->once) {
+		bool pending = false;
+		int r = manager_pass(m);
+
+		if (r < 0)
+			return r;
+		for (size_t j = 0; j < MANAGER_MAX_SAMPLES; j++)
+			pending |= m->samples[j] != NULL;
+		if (!pending)
+			return 0;
+	}
+	return sd_event_loop(m->event);
+}
+
+struct manager *manager_free(struct manager *m)
+{
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < MANAGER_MAX_SAMPLES; i++)
+		idle_sample_cancel(m->samples[i]);
+	psi_monitor_free(m->psi);
+	sd_event_source_disable_unref(m->genl_io);
+	sd_event_source_disable_unref(m->pass_timer);
+	sd_event_source_disable_unref(m->sig_hup);
+	sd_event_source_disable_unref(m->sig_term);
+	sd_event_source_disable_unref(m->sig_int);
+	rpm_genl_close(m->genl);	/* the kernel releases whatever is still ours */
+	sd_event_unref(m->event);
+	conf_free(&m->config);
+	free(m->regions);
+	free(m->prot_ino);
+	free(m->config_path);
+	free(m->dropin_dir);
+	free(m);
+	return NULL;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * regionpmd's manager: the state (regions, kernel facts, configuration,
+ * policy state) and the named sd-event sources that drive it (genl events,
+ * PSI, the decision timer, signals, watchdog).  Executes the actions of the
+ * pure policy through the genl client and feeds the results back.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <systemd/sd-event.h>
+
+#include "conf.h"
+#include "genl.h"
+#include "policy.h"
+#include "region.h"
+
+struct idle_sample;
+struct psi_monitor;
+
+#define MANAGER_MAX_SAMPLES 8
+#define MANAGER_MAX_PROT_INO 4096
+
+struct manager {
+	sd_event *event;
+	struct rpm_genl *genl;
+
+	/* options */
+	char *config_path, *dropin_dir;
+	const char *root;		/* "" normally; a prefix for /proc and /sys */
+	bool dry_run, once, packet_dump;
+	FILE *report;			/* --once: what was done goes here too */
+
+	struct rpm_config config;
+	struct rpm_kernel_info info;
+	struct rpm_region *regions;
+	size_t n_regions;
+	struct rpm_policy_state pstate;
+
+	struct psi_monitor *psi;
+	bool psi_event;
+	sd_event_source *genl_io, *pass_timer, *sig_hup, *sig_term, *sig_int;
+	struct idle_sample *samples[MANAGER_MAX_SAMPLES];
+	uint32_t sample_region[MANAGER_MAX_SAMPLES];
+
+	/* protected cgroups: inodes of the cgroups and their descendants */
+	uint64_t *prot_ino;
+	size_t n_prot_ino;
+
+	uint64_t page_size;
+	bool need_dump;
+	bool exiting;
+	unsigned passes;
+	/* totals of this run */
+	uint64_t migrated, dropped, failed;
+	unsigned compacts, parks, unparks, released_by_kernel, protected_forced;
+};
+
+int manager_new(struct manager **ret);
+struct manager *manager_free(struct manager *m);
+
+/* Loads the configuration (main file, then drop-ins); *n_warnings counts
+ * lines that were ignored. */
+int manager_load_config(struct manager *m, unsigned *n_warnings);
+/* Opens the netlink client, reads the kernel info and the first dump,
+ * resolves protected cgroups, sets up every event source. */
+int manager_start(struct manager *m);
+/* One decision pass: dump, observe, decide, execute. */
+int manager_pass(struct manager *m);
+/* --once: waits for pending idle samples, then returns. */
+int manager_run(struct manager *m);
+/* Unparks every region this daemon parked (SIGTERM). */
+void manager_release_all(struct manager *m);
+/* Status line for sd_notify STATUS= and the log. */
+void manager_status(const struct manager *m, char *buf, size_t len);
+
+/* Exposed for tests: meminfo from <root>/proc/meminfo, in pages. */
+int manager_read_meminfo(const char *root, uint64_t page_size,
+			 uint64_t *total, uint64_t *available, uint64_t *free_pages);

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * regionpmd: empties and parks physical memory regions so that the DRAM
+ * behind them can power down.  Entry point: options, configuration, checks,
+ * then the manager's event loop.  See regionpmd(8).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "manager.h"
+
+#define RPM_VERSION "0.1"
+
+static void help(void)
+{
+	printf("Usage: regionpmd [OPTIONS]\n\n"
+	       "Empty and park physical memory regions so their DRAM can power down.\n\n"
+	       "  -c, --config FILE   configuration file (default " RPM_CONF_PATH
+	       ", drop-ins in FILE.d/)\n"
+	       "  -n, --dry-run       decide and log, change nothing\n"
+	       "  -1, --once          one decision pass, print what was done, exit\n"
+	       "  -v, --verbose       debug messages\n"
+	       "      --debug         debug messages and a dump of every netlink packet\n"
+	       "  -h, --help          this help\n"
+	       "  -V, --version       version\n\n"
+	       "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT give every\n"
+	       "parked region back and exit.  Regions parked by regionpmd are also given\n"
+	       "back by the kernel whenever it exits, however it exits.\n");
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_DEBUG = 0x100 };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "once", no_argument, NULL, '1' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "debug", no_argument, NULL, OPT_DEBUG },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	struct manager *m = NULL;
+	const char *config = NULL;
+	bool dry_run = false, once = false, packet_dump = false;
+	unsigned warnings = 0;
+	sigset_t mask;
+	char status[256];
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "c:n1vhV", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'n':
+			dry_run = true;
+			break;
+		case '1':
+			once = true;
+			break;
+		case 'v':
+			rpm_log_max_level = LOG_DEBUG;
+			break;
+		case OPT_DEBUG:
+			rpm_log_max_level = LOG_DEBUG;
+			packet_dump = true;
+			break;
+		case 'h':
+			help();
+			return 0;
+		case 'V':
+			printf("regionpmd %s\n", RPM_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'regionpmd --help'.\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "regionpmd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+
+	if (geteuid() != 0) {
+		log_error("regionpmd must run as root: the regionpm family needs "
+			  "CAP_SYS_ADMIN and CAP_NET_ADMIN");
+		return 1;
+	}
+
+	/* signals are delivered through sd-event signal sources */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+
+	r = manager_new(&m);
+	if (r < 0) {
+		rpm_log_errno(LOG_ERR, r, "creating the event loop");
+		return 1;
+	}
+	m->dry_run = dry_run;
+	m->once = once;
+	m->packet_dump = packet_dump;
+	if (once)
+		m->report = stdout;
+	if (config) {
+		m->config_path = strdup(config);
+		if (asprintf(&m->dropin_dir, "%s.d", config) < 0)
+			m->dropin_dir = NULL;
+	}
+	r = manager_load_config(m, &warnings);
+	if (r < 0) {
+		rpm_log_errno(LOG_ERR, r, "reading the configuration %s",
+			      config ? config : RPM_CONF_PATH);
+		goto out;
+	}
+	if (warnings)
+		log_warning("%u configuration line(s) ignored, see above", warnings);
+
+	sd_notify(false, "STATUS=Opening the regionpm netlink family");
+	r = manager_start(m);
+	if (r == -ENOENT) {
+		log_error("the kernel has no regionpm netlink family: boot a kernel with "
+			  "CONFIG_REGIONPM=y and without regionpm.enable=0");
+		goto out;
+	}
+	if (r == -EPERM || r == -EACCES) {
+		rpm_log_errno(LOG_ERR, r, "regionpm netlink family: CAP_SYS_ADMIN and "
+			      "CAP_NET_ADMIN are required");
+		goto out;
+	}
+	if (r < 0) {
+		rpm_log_errno(LOG_ERR, r, "starting");
+		goto out;
+	}
+	log_info("regionpmd %s: %zu regions of %llu MiB%s%s", RPM_VERSION, m->n_regions,
+		 (unsigned long long)(m->info.region_size >> 20),
+		 dry_run ? ", dry run" : "", once ? ", one pass" : "");
+	manager_status(m, status, sizeof(status));
+	sd_notifyf(false, "READY=1\nSTATUS=%s", status);
+
+	r = manager_run(m);
+	if (r < 0)
+		rpm_log_errno(LOG_ERR, r, "event loop");
+	if (once) {
+		manager_status(m, status, sizeof(status));
+		printf("regionpmd: one pass done: %s\n", status);
+	}
+out:
+	manager_free(m);
+	return r < 0 ? 1 : 0;
+}
