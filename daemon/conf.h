@@ -40,6 +40,10 @@ void conf_free(struct rpm_config *c);
  * Load main_path (missing is fine) and then dropin_dir/ *.conf.  Returns 0,
  * or -errno for a file that exists but cannot be read.  Invalid lines and
  * values are logged with file:line and skipped; *n_warnings counts them.
+ * Parsing starts from the defaults, so a reload forgets removed keys; *c
+ * is replaced only on success (a failed reload keeps the running config).
+ * *c must be initialised (conf_defaults() or an earlier conf_load()).
+ * Lines are limited to 199 characters (inih); longer ones are warned about.
  */
 int conf_load(struct rpm_config *c, const char *main_path,
 	      const char *dropin_dir, conf_log_fn log, void *userdata,

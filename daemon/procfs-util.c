@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Parsers of /proc/pressure/memory, /proc/meminfo and /proc/vmstat.
+ *
+ * The parsers work on a NUL-terminated string and only ever look at it
+ * through a cursor that stops at the NUL, so truncated or garbage input is
+ * -EBADMSG and not a crash.  Numbers are parsed by hand with overflow
+ * checks: strtoull() accepts signs and spaces, which /proc never writes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs-util.h"
+
+ssize_t procfs_read_file(const char *root, const char *path, char *buf,
+			 size_t size)
+{
+	char full[PATH_MAX];
+	size_t len = 0;
+	int fd, n;
+
+	if (!path || !buf || size < 1)
+		return -EINVAL;
+	if (!root)
+		root = "";
+	n = snprintf(full, sizeof(full), "%s%s%s", root,
+		     *root && path[0] != '/' ? "/" : "", path);
+	if (n < 0 || (size_t)n >= sizeof(full))
+		return -ENAMETOOLONG;
+
+	fd = open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	/* /proc files are generated per read(): loop until EOF. */
+	for (;;) {
+		ssize_t r;
+
+		if (len == size - 1) {
+			char c;
+
+			r = read(fd, &c, 1);
+			if (r == 0)
+				break;
+			close(fd);
+			return r < 0 ? -EIO : -EFBIG;
+		}
+		r = read(fd, buf + len, size - 1 - len);
+		if (r < 0) {
+			int err = errno;
+
+			if (err == EINTR)
+				continue;
+			close(fd);
+			return -err;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* ---- lexing helpers ---------------------------------------------------- */
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static const char *skip_blanks(const char *s)
+{
+	while (is_blank(*s))
+		s++;
+	return s;
+}
+
+/* Digits only, at least one, no overflow. */
+static int parse_u64(const char **pp, uint64_t *v)
+{
+	const char *s = *pp;
+	uint64_t x = 0;
+
+	if (*s < '0' || *s > '9')
+		return -EBADMSG;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (x > (UINT64_MAX - d) / 10)
+			return -EBADMSG;
+		x = x * 10 + d;
+	}
+	*pp = s;
+	*v = x;
+	return 0;
+}
+
+/* "12.34" (the kernel's LOAD_INT.LOAD_FRAC) as 1234; "12" or "12.3" too. */
+static int parse_centi(const char **pp, unsigned *v)
+{
+	const char *s = *pp;
+	uint64_t whole, frac = 0;
+	int digits = 0;
+
+	if (parse_u64(&s, &whole) < 0)
+		return -EBADMSG;
+	if (*s == '.') {
+		s++;
+		for (; *s >= '0' && *s <= '9'; s++, digits++)
+			if (digits < 2)
+				frac = frac * 10 + (uint64_t)(*s - '0');
+		if (!digits)
+			return -EBADMSG;
+		if (digits == 1)
+			frac *= 10;
+	}
+	if (whole > (UINT_MAX - frac) / 100)
+		return -EBADMSG;
+	*v = (unsigned)(whole * 100 + frac);
+	*pp = s;
+	return 0;
+}
+
+/* Whether s, up to the end of its line, is only blanks. */
+static bool at_eol(const char *s)
+{
+	s = skip_blanks(s);
+	return *s == '\n' || *s == '\0';
+}
+
+static const char *next_line(const char *s)
+{
+	const char *nl = strchr(s, '\n');
+
+	return nl ? nl + 1 : s + strlen(s);
+}
+
+/* Matches the word w followed by c (or a blank when c is 0); advances. */
+static bool eat_word(const char **pp, const char *w, char c)
+{
+	size_t n = strlen(w);
+	const char *s = *pp;
+
+	if (strncmp(s, w, n) != 0)
+		return false;
+	if (c ? s[n] != c : !is_blank(s[n]))
+		return false;
+	*pp = s + n + 1;
+	return true;
+}
+
+/* ---- PSI --------------------------------------------------------------- */
+
+/* "avg10=0.00 avg60=0.00 avg300=0.00 total=0"; unknown key=value skipped. */
+static int parse_psi_fields(const char *s, struct rpm_psi_line *l)
+{
+	unsigned seen = 0;
+
+	for (;;) {
+		int r = 0;
+
+		s = skip_blanks(s);
+		if (*s == '\n' || *s == '\0')
+			break;
+		if (eat_word(&s, "avg10", '=')) {
+			r = parse_centi(&s, &l->avg10);
+			seen |= 1;
+		} else if (eat_word(&s, "avg60", '=')) {
+			r = parse_centi(&s, &l->avg60);
+			seen |= 2;
+		} else if (eat_word(&s, "avg300", '=')) {
+			r = parse_centi(&s, &l->avg300);
+			seen |= 4;
+		} else if (eat_word(&s, "total", '=')) {
+			r = parse_u64(&s, &l->total_usec);
+			seen |= 8;
+		} else {
+			/* A newer kernel's key=value: skip it, insist on '='. */
+			const char *t = s;
+
+			while (*t && *t != '=' && *t != '\n' && !is_blank(*t))
+				t++;
+			if (*t != '=' || t == s)
+				return -EBADMSG;
+			for (s = t + 1; *s && *s != '\n' && !is_blank(*s); s++)
+				;
+		}
+		if (r < 0)
+			return r;
+		if (*s && *s != '\n' && !is_blank(*s))
+			return -EBADMSG;
+	}
+	return seen == 15 ? 0 : -EBADMSG;
+}
+
+int procfs_parse_pressure(const char *text, struct rpm_pressure *p)
+{
+	bool have_some = false;
+
+	if (!text || !p)
+		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	for (const char *s = text; *s; s = next_line(s)) {
+		struct rpm_psi_line *l;
+		int r;
+
+		if (at_eol(s))
+			continue;
+		if (eat_word(&s, "some", 0)) {
+			if (have_some)
+				return -EBADMSG;
+			have_some = true;
+			l = &p->some;
+		} else if (eat_word(&s, "full", 0)) {
+			if (p->has_full)
+				return -EBADMSG;
+			p->has_full = true;
+			l = &p->full;
+		} else {
+			return -EBADMSG;
+		}
+		r = parse_psi_fields(s, l);
+		if (r < 0)
+			return r;
+	}
+	return have_some ? 0 : -EBADMSG;
+}
+
+/* ---- meminfo ----------------------------------------------------------- */
+
+#define MI(name, field) { name, offsetof(struct rpm_meminfo, field) }
+static const struct {
+	const char *name;
+	size_t off;
+} meminfo_keys[] = {
+	MI("MemTotal", mem_total_kb),
+	MI("MemFree", mem_free_kb),
+	MI("MemAvailable", mem_available_kb),
+	MI("Buffers", buffers_kb),
+	MI("Cached", cached_kb),
+	MI("SwapCached", swap_cached_kb),
+	MI("Active(anon)", active_anon_kb),
+	MI("Inactive(anon)", inactive_anon_kb),
+	MI("Active(file)", active_file_kb),
+	MI("Inactive(file)", inactive_file_kb),
+	MI("Unevictable", unevictable_kb),
+	MI("Mlocked", mlocked_kb),
+	MI("SwapTotal", swap_total_kb),
+	MI("SwapFree", swap_free_kb),
+	MI("Dirty", dirty_kb),
+	MI("Writeback", writeback_kb),
+	MI("AnonPages", anon_pages_kb),
+	MI("Mapped", mapped_kb),
+	MI("Shmem", shmem_kb),
+	MI("KReclaimable", kreclaimable_kb),
+	MI("Slab", slab_kb),
+	MI("SReclaimable", sreclaimable_kb),
+	MI("SUnreclaim", sunreclaim_kb),
+	MI("KernelStack", kernel_stack_kb),
+	MI("PageTables", page_tables_kb),
+	MI("AnonHugePages", anon_huge_pages_kb),
+	MI("HugePages_Total", hugepages_total),
+	MI("Hugepagesize", hugepagesize_kb),
+};
+#undef MI
+
+#define MEMINFO_REQUIRED 7	/* bits of the first three keys */
+
+int procfs_parse_meminfo(const char *text, struct rpm_meminfo *m)
+{
+	unsigned required = 0;
+
+	if (!text || !m)
+		return -EINVAL;
+	memset(m, 0, sizeof(*m));
+	for (const char *s = text; *s; s = next_line(s)) {
+		const char *colon;
+		uint64_t v;
+		size_t klen;
+
+		if (at_eol(s))
+			continue;
+		colon = s;
+		while (*colon && *colon != ':' && *colon != '\n')
+			colon++;
+		if (*colon != ':' || colon == s)
+			return -EBADMSG;
+		klen = (size_t)(colon - s);
+
+		s = skip_blanks(colon + 1);
+		if (parse_u64(&s, &v) < 0)
+			return -EBADMSG;
+		s = skip_blanks(s);
+		if (s[0] == 'k' && s[1] == 'B')
+			s += 2;
+		if (!at_eol(s))
+			return -EBADMSG;
+
+		for (size_t i = 0; i < sizeof(meminfo_keys) / sizeof(meminfo_keys[0]); i++) {
+			if (strlen(meminfo_keys[i].name) != klen ||
+			    memcmp(meminfo_keys[i].name, colon - klen, klen) != 0)
+				continue;
+			*(uint64_t *)((char *)m + meminfo_keys[i].off) = v;
+			if (i < 3)
+				required |= 1u << i;
+			break;
+		}
+	}
+	return required == MEMINFO_REQUIRED ? 0 : -EBADMSG;
+}
+
+/* ---- vmstat ------------------------------------------------------------ */
+
+#define VM(field) { #field, offsetof(struct rpm_vmstat, field) }
+static const struct {
+	const char *name;
+	size_t off;
+} vmstat_keys[] = {
+	VM(nr_free_pages), VM(nr_file_pages), VM(nr_dirty), VM(nr_writeback),
+	VM(pgmajfault),
+	VM(workingset_refault_anon), VM(workingset_refault_file),
+	VM(pgmigrate_success), VM(pgmigrate_fail),
+	VM(compact_stall), VM(compact_fail), VM(compact_success),
+	VM(compact_migrate_scanned), VM(compact_free_scanned),
+	VM(pgscan_kswapd), VM(pgscan_direct),
+	VM(pgsteal_kswapd), VM(pgsteal_direct),
+	VM(oom_kill),
+};
+#undef VM
+
+static void vmstat_store(struct rpm_vmstat *v, const char *name, size_t len,
+			 uint64_t val)
+{
+	static const char allocstall[] = "allocstall_";
+
+	/* One counter per zone type; the sum is what matters. */
+	if (len > sizeof(allocstall) - 1 &&
+	    memcmp(name, allocstall, sizeof(allocstall) - 1) == 0) {
+		v->allocstall = val > UINT64_MAX - v->allocstall ?
+				UINT64_MAX : v->allocstall + val;
+		v->n_found++;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(vmstat_keys) / sizeof(vmstat_keys[0]); i++) {
+		if (strlen(vmstat_keys[i].name) == len &&
+		    memcmp(vmstat_keys[i].name, name, len) == 0) {
+			*(uint64_t *)((char *)v + vmstat_keys[i].off) = val;
+			v->n_found++;
+			return;
+		}
+	}
+}
+
+int procfs_parse_vmstat(const char *text, struct rpm_vmstat *v)
+{
+	if (!text || !v)
+		return -EINVAL;
+	memset(v, 0, sizeof(*v));
+	for (const char *s = text; *s; s = next_line(s)) {
+		const char *name = s;
+		uint64_t val;
+		size_t len;
+
+		if (at_eol(s))
+			continue;
+		while (*s && *s != '\n' && !is_blank(*s))
+			s++;
+		len = (size_t)(s - name);
+		if (!is_blank(*s))
+			return -EBADMSG;
+		s = skip_blanks(s);
+		if (parse_u64(&s, &val) < 0 || !at_eol(s))
+			return -EBADMSG;
+		vmstat_store(v, name, len, val);
+	}
+	return v->n_found ? 0 : -EBADMSG;
+}
+
+/* ---- file forms -------------------------------------------------------- */
+
+/* meminfo is about 1.5 KiB, vmstat about 6 KiB on 6.12: room to grow. */
+#define PROCFS_BUF 32768
+
+#define DEFINE_READER(fn, parse, path, type)				\
+int fn(const char *root, type *out)					\
+{									\
+	char buf[PROCFS_BUF];						\
+	ssize_t n = procfs_read_file(root, path, buf, sizeof(buf));	\
+									\
+	if (n < 0)							\
+		return (int)n;						\
+	if (memchr(buf, '\0', (size_t)n))	/* binary junk */	\
+		return -EBADMSG;					\
+	return parse(buf, out);						\
+}
+
+DEFINE_READER(procfs_read_pressure, procfs_parse_pressure,
+	      RPM_PROC_PRESSURE_MEMORY, struct rpm_pressure)
+DEFINE_READER(procfs_read_meminfo, procfs_parse_meminfo,
+	      RPM_PROC_MEMINFO, struct rpm_meminfo)
+DEFINE_READER(procfs_read_vmstat, procfs_parse_vmstat,
+	      RPM_PROC_VMSTAT, struct rpm_vmstat)
+
+uint64_t procfs_kb_to_pages(uint64_t kb, uint64_t page_size)
+{
+	if (page_size < 1024 || page_size % 1024)
+		return 0;
+	return kb / (page_size / 1024);
+}

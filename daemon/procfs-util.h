@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Pure parsers of the /proc files regionpmd reads: PSI memory pressure,
+ * meminfo and vmstat.  Every parser has a string form (unit tested with
+ * fixture text) and a file form that takes a root prefix ("" or NULL for
+ * the real /, a fixture directory in tests).  Errors are negative errno;
+ * malformed input gives -EBADMSG and never crashes.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RPM_PROC_PRESSURE_MEMORY	"/proc/pressure/memory"
+#define RPM_PROC_MEMINFO		"/proc/meminfo"
+#define RPM_PROC_VMSTAT			"/proc/vmstat"
+
+/* One line of a PSI file; averages as percent * 100 (exact, no floats). */
+struct rpm_psi_line {
+	unsigned avg10, avg60, avg300;
+	uint64_t total_usec;
+};
+
+struct rpm_pressure {
+	struct rpm_psi_line some;
+	struct rpm_psi_line full;
+	bool has_full;		/* "full" is absent for the cpu resource before 5.13 */
+};
+
+/* /proc/meminfo, in kB as the file gives them. */
+struct rpm_meminfo {
+	uint64_t mem_total_kb, mem_free_kb, mem_available_kb;
+	uint64_t buffers_kb, cached_kb, swap_cached_kb;
+	uint64_t active_anon_kb, inactive_anon_kb;
+	uint64_t active_file_kb, inactive_file_kb;
+	uint64_t unevictable_kb, mlocked_kb;
+	uint64_t swap_total_kb, swap_free_kb;
+	uint64_t dirty_kb, writeback_kb;
+	uint64_t anon_pages_kb, mapped_kb, shmem_kb;
+	uint64_t kreclaimable_kb, slab_kb, sreclaimable_kb, sunreclaim_kb;
+	uint64_t kernel_stack_kb, page_tables_kb;
+	uint64_t anon_huge_pages_kb;
+	uint64_t hugepages_total;	/* a count, not kB */
+	uint64_t hugepagesize_kb;
+};
+
+/* The /proc/vmstat counters regionpmd uses; absent ones stay 0. */
+struct rpm_vmstat {
+	uint64_t nr_free_pages, nr_file_pages, nr_dirty, nr_writeback;
+	uint64_t pgmajfault;
+	uint64_t workingset_refault_anon, workingset_refault_file;
+	uint64_t pgmigrate_success, pgmigrate_fail;
+	uint64_t compact_stall, compact_fail, compact_success;
+	uint64_t compact_migrate_scanned, compact_free_scanned;
+	uint64_t pgscan_kswapd, pgscan_direct;
+	uint64_t pgsteal_kswapd, pgsteal_direct;
+	uint64_t allocstall;		/* sum of allocstall_<zone> */
+	uint64_t oom_kill;
+	unsigned n_found;		/* how many of the above the file had */
+};
+
+/*
+ * Read the whole file root/path into buf (NUL terminated).  Returns its
+ * length, -EFBIG if it does not fit in size - 1 bytes, -ENAMETOOLONG if the
+ * joined path is too long, or the -errno of open/read.
+ */
+ssize_t procfs_read_file(const char *root, const char *path, char *buf,
+			 size_t size);
+
+/* Parse the text of a PSI file ("some ..." and optionally "full ..."). */
+int procfs_parse_pressure(const char *text, struct rpm_pressure *p);
+int procfs_read_pressure(const char *root, struct rpm_pressure *p);
+
+/*
+ * Parse meminfo text.  MemTotal, MemFree and MemAvailable are required
+ * (-EBADMSG without them); unknown keys are skipped.
+ */
+int procfs_parse_meminfo(const char *text, struct rpm_meminfo *m);
+int procfs_read_meminfo(const char *root, struct rpm_meminfo *m);
+
+/*
+ * Parse vmstat text.  Unknown counters are skipped; counters depend on the
+ * kernel config, so a missing one is not an error, but text without any
+ * known counter is (-EBADMSG).
+ */
+int procfs_parse_vmstat(const char *text, struct rpm_vmstat *v);
+int procfs_read_vmstat(const char *root, struct rpm_vmstat *v);
+
+/* kB to pages of page_size bytes (rounded down); 0 for a bad page size. */
+uint64_t procfs_kb_to_pages(uint64_t kb, uint64_t page_size);
