@@ -1,0 +1,204 @@
+#!/bin/bash
+# regionpmd against a real fragmenting workload, in the test VM (TAP).
+#
+# Page cache from files written on the scratch disk spread over every
+# region, anonymous memory held by stress-ng, then files deleted in a
+# scattered order.  Then:
+#   * --dry-run changes nothing (MemTotal, bias knob, no page migrated);
+#   * regionpmd (defaults, bias on) vacates and parks regions: empty regions
+#     are counted independently from /proc/kpageflags (kpageflags-regions)
+#     and compared with the best possible bound within 60 s;
+#   * memory pressure (stress-ng --vm taking most memory) gets the parked
+#     regions back with no OOM kill;
+#   * SIGKILL of the daemon gives every parked page back (MemTotal restored);
+#   * SIGTERM releases too, and exits 0;
+#   * a bad configuration line gives a file:line warning.
+# Diagnostics: empty regions vs bound, pages migrated vs dropped, the
+# daemon's CPU time and max RSS.
+#
+#   REGIONPMD=path        daemon binary (default build/regionpmd)
+#   REGIONPM_DAEMON_WAIT  seconds allowed to reach the bound (default 60)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/tap.sh"
+
+RPMD=${REGIONPMD:-$top/build/regionpmd}
+JUDGE=$top/build/tools/kpageflags-regions
+WAIT=${REGIONPM_DAEMON_WAIT:-60}
+scratch=/mnt/scratch
+work=$(mktemp -d "${TMPDIR:-/tmp}/daemon-test.XXXXXX")
+holder_pid='' daemon_pid=''
+
+cleanup() {
+	[ -n "$daemon_pid" ] && kill -KILL "$daemon_pid" 2>/dev/null
+	[ -n "$holder_pid" ] && kill -KILL "$holder_pid" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$work" "$scratch"/daemon-fill.* 2>/dev/null
+}
+trap cleanup EXIT
+
+meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+bias() { cat /sys/module/regionpm/parameters/bias 2>/dev/null; }
+judge() { "$JUDGE" | tail -1; }	# "regions N empty N with-unmovable N bound-simple N bound-tight N"
+field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
+oom_kills() { vmstat oom_kill; }
+
+if [ ! -x "$RPMD" ]; then
+	tap_fail "regionpmd binary exists at $RPMD" "build it with make"
+	tap_done
+	exit 1
+fi
+if [ ! -d /sys/module/regionpm ]; then
+	tap_fail "the kernel has regionpm (/sys/module/regionpm)" "$(uname -r)"
+	tap_done
+	exit 1
+fi
+
+# The kernel's proactive compaction moves pages to high regions: off.
+echo 0 > /proc/sys/vm/compaction_proactiveness 2>/dev/null
+mem_total0=$(meminfo MemTotal)
+oom0=$(oom_kills)
+
+# ---- 1. the fragmenting workload ------------------------------------------
+fragment() {
+	local i mb=$(( $(meminfo MemTotal) / 1024 / 10 ))
+	# anonymous memory that stays: about 15 % of memory, held
+	stress-ng --vm 1 --vm-bytes $(( $(meminfo MemTotal) * 15 / 100 ))k --vm-keep \
+		--vm-populate --timeout 3600 --quiet >/dev/null 2>&1 &
+	holder_pid=$!
+	# page cache over all regions: 6 files of ~10 % of memory each,
+	# interleaved with short-lived anon churn
+	for i in 1 2 3 4 5 6; do
+		dd if=/dev/zero of="$scratch/daemon-fill.$i" bs=1M count="$mb" conv=fsync status=none || return 1
+		stress-ng --vm 1 --vm-bytes 64m --timeout 2 --quiet >/dev/null 2>&1
+	done
+	cat "$scratch"/daemon-fill.* > /dev/null
+	# free in a scattered order
+	rm -f "$scratch/daemon-fill.2" "$scratch/daemon-fill.5" "$scratch/daemon-fill.3"
+	sync
+	sleep 2
+	echo "after the workload: $(judge); MemFree $(meminfo MemFree) kB, Cached $(meminfo Cached) kB"
+}
+tap_check "fragmenting workload (dd page cache, stress-ng anon, scattered deletes)" fragment
+before=$(judge)
+echo "# before regionpmd: $before"
+
+# ---- 2. --dry-run changes nothing ------------------------------------------
+dry_run() {
+	local mig0 mig1 total1 bias0 bias1 out=$work/dry.log
+	bias0=$(bias) mig0=$(vmstat pgmigrate_success)
+	timeout 20 "$RPMD" --dry-run -v > "$out" 2>&1
+	mig1=$(vmstat pgmigrate_success) total1=$(meminfo MemTotal) bias1=$(bias)
+	echo "dry run: $(grep -c 'would' "$out") 'would' lines, pgmigrate_success $mig0 -> $mig1, MemTotal $mem_total0 -> $total1 kB, bias $bias0 -> $bias1"
+	grep -m5 'would' "$out"
+	[ "$total1" = "$mem_total0" ] && [ "$bias1" = "$bias0" ] && [ "$mig1" = "$mig0" ] &&
+		! grep -qE 'compacted|: parked|bias enabled' "$out" && grep -q 'would' "$out"
+}
+tap_check "--dry-run decides but changes nothing (MemTotal, bias, pgmigrate_success)" dry_run
+
+# ---- 3. regionpmd vacates and parks ----------------------------------------
+start_daemon() { # log
+	"$RPMD" -v > "$1" 2>&1 &
+	daemon_pid=$!
+}
+cpu_rss() { # pid -> "cpu_s rss_kb"
+	local ticks hz=$(getconf CLK_TCK)
+	ticks=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	echo "$(awk -v t="$ticks" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }') $(awk '$1 == "VmHWM:" { print $2 }' "/proc/$1/status")"
+}
+log=$work/run.log
+mig_before=$(vmstat pgmigrate_success)
+t0=$(date +%s)
+start_daemon "$log"
+best_empty=0 bound=0 reached=''
+while [ $(( $(date +%s) - t0 )) -lt "$WAIT" ]; do
+	sleep 5
+	kill -0 "$daemon_pid" 2>/dev/null || break
+	j=$(judge)
+	empty=$(field empty <<< "$j") bound=$(field bound-tight <<< "$j")
+	echo "# t=$(( $(date +%s) - t0 ))s: $j; MemTotal $(meminfo MemTotal) kB"
+	[ "$empty" -gt "$best_empty" ] && best_empty=$empty
+	if [ "$bound" -gt 0 ] && [ $(( empty * 10 )) -ge $(( bound * 9 )) ]; then
+		reached=$(( $(date +%s) - t0 ))
+		break
+	fi
+done
+elapsed=$(( $(date +%s) - t0 ))
+j=$(judge)
+final_empty=$(field empty <<< "$j") final_bound=$(field bound-tight <<< "$j")
+[ "$final_empty" -gt "$best_empty" ] && best_empty=$final_empty
+read -r cpu rss < <(cpu_rss "$daemon_pid" || echo "? ?")
+migrated=$(awk '/compacted/ { for (i = 1; i < NF; i++) if ($i == "migrated") s += $(i + 1) } END { print s + 0 }' "$log")
+dropped=$(awk '/compacted/ { for (i = 1; i < NF; i++) if ($i == "dropped") s += $(i + 1) } END { print s + 0 }' "$log")
+parks=$(grep -c ': parked' "$log")
+mem_parked=$(meminfo MemTotal)
+echo "# regionpmd after ${elapsed}s: empty regions $final_empty (best seen $best_empty) vs bound $final_bound (${reached:-not reached} s to 90 %)"
+echo "# before: $before"
+echo "# pages migrated $migrated, dropped $dropped (pgmigrate_success +$(( $(vmstat pgmigrate_success) - mig_before ))); $parks park(s); MemTotal $mem_total0 -> $mem_parked kB"
+echo "# daemon CPU time ${cpu}s, max RSS ${rss} kB"
+grep -E 'compacted|parked|refused|failed|warning' "$log" | head -20 | sed 's/^/#   /'
+tap_check "regionpmd is running" kill -0 "$daemon_pid"
+tap_check "regionpmd parked regions (MemTotal $mem_total0 -> $mem_parked kB)" test "$mem_parked" -lt "$mem_total0"
+tap_check "the allocation bias is on" test "$(bias)" = Y -o "$(bias)" = 1
+tap_check "empty regions $best_empty >= 90 % of the bound $final_bound within ${WAIT}s" \
+	test $(( best_empty * 10 )) -ge $(( final_bound * 9 ))
+
+# ---- 4. memory pressure takes the parked regions back, no OOM kill ---------
+pressure() {
+	local avail kb rc
+	avail=$(meminfo MemAvailable)
+	# most memory: what is available now plus most of what is parked
+	kb=$(( avail * 85 / 100 + (mem_total0 - $(meminfo MemTotal)) * 85 / 100 ))
+	stress-ng --vm 1 --vm-bytes "${kb}k" --vm-keep --vm-populate --timeout 20 --quiet
+	rc=$?
+	echo "stress-ng --vm-bytes ${kb}k exit $rc; MemTotal now $(meminfo MemTotal) kB (was $mem_parked); oom_kill $oom0 -> $(oom_kills)"
+	grep -E 'released|unparked' "$log" | head -5
+	[ "$rc" = 0 ] && [ "$(oom_kills)" = "$oom0" ] && [ "$(meminfo MemTotal)" -gt "$mem_parked" ]
+}
+tap_check "memory pressure gets parked regions back with no OOM kill" pressure
+
+# ---- 5. SIGTERM releases every parked region --------------------------------
+sigterm() {
+	local rc
+	kill -TERM "$daemon_pid"
+	wait "$daemon_pid"
+	rc=$?
+	daemon_pid=''
+	echo "exit status $rc; MemTotal $(meminfo MemTotal) kB (boot $mem_total0)"
+	[ "$rc" = 0 ] && [ "$(meminfo MemTotal)" = "$mem_total0" ]
+}
+tap_check "SIGTERM: regionpmd gives every parked page back and exits 0" sigterm
+
+# ---- 6. SIGKILL: the kernel gives every parked page back --------------------
+sigkill() {
+	local i
+	start_daemon "$work/kill.log"
+	for i in $(seq 1 30); do
+		sleep 2
+		[ "$(meminfo MemTotal)" -lt "$mem_total0" ] && break
+	done
+	echo "parked before the kill: MemTotal $(meminfo MemTotal) kB (boot $mem_total0)"
+	[ "$(meminfo MemTotal)" -lt "$mem_total0" ] || { tail -20 "$work/kill.log"; return 1; }
+	kill -KILL "$daemon_pid"
+	wait "$daemon_pid" 2>/dev/null
+	daemon_pid=''
+	sleep 1
+	echo "after SIGKILL: MemTotal $(meminfo MemTotal) kB"
+	[ "$(meminfo MemTotal)" = "$mem_total0" ]
+}
+tap_check "SIGKILL: every parked page comes back (MemTotal restored)" sigkill
+
+# ---- 7. a bad configuration line gives file:line ----------------------------
+bad_config() {
+	local cfg=$work/regionpmd.conf out
+	printf '[Policy]\nthis line is not a key\nHeadroomPercent=banana\n[Daemon]\nIntervalSec=1\n' > "$cfg"
+	out=$(timeout 60 "$RPMD" --config "$cfg" --dry-run --once 2>&1)
+	echo "$out" | grep -E "$cfg" | head -5
+	echo "$out" | grep -qE "$cfg:[23]"
+}
+tap_check "a bad configuration line is reported with file:line" bad_config
+
+tap_check "no OOM kill during the whole test" test "$(oom_kills)" = "$oom0"
+tap_done
