@@ -214,6 +214,28 @@ static void unpark(struct pass *p, uint64_t need, bool at_least_one)
 
 /* ---- parking ---------------------------------------------------------- */
 
+/*
+ * A region we worked on that is now empty was vacated, even if the manager
+ * told policy_note_compact() before it refreshed the free count: record it
+ * here so that a later refill counts as ping-pong.
+ */
+static void observe_vacated(struct pass *p)
+{
+	for (size_t i = 0; i < p->n_regions; i++) {
+		struct rpm_region *r = &p->regions[i];
+
+		if (r->state != RPM_REGION_ACTIVE || !r->managed_pages ||
+		    r->free_pages < r->managed_pages)
+			continue;
+		if (!r->pages_migrated && !r->pages_dropped)
+			continue;
+		if (r->last_vacated && r->last_vacated > r->last_refilled)
+			continue;	/* already recorded */
+		r->last_vacated = p->sys->now;
+		p->st->regions_vacated++;
+	}
+}
+
 static void park_empty(struct pass *p)
 {
 	/* Highest first: the bias keeps high regions empty the longest. */
@@ -474,6 +496,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	if (sys->now < st->paused_until)
 		return p.n;
 
+	observe_vacated(&p);
 	if (cfg->park)
 		park_empty(&p);
 	p.absorb = p.avail > p.headroom ? p.avail - p.headroom : 0;

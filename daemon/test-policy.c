@@ -765,6 +765,34 @@ static void test_release_by_kernel(void **state)
 	assert_false(w.st.pressure_pending);
 }
 
+/* The manager may report a compaction before refreshing the free count. */
+static void test_vacated_seen_late(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_used(&w, 7, 1000, 0);
+	decide(&w);
+	policy_note_compact(&w.st, &w.r[7], w.sys.now, 1000, 0, 0, 0);
+	assert_int_equal(w.r[7].last_vacated, 0);	/* free count not updated yet */
+	w.r[7].free_pages = w.r[7].managed_pages;
+	w.sys.now += SEC;
+	decide(&w);
+	assert_int_equal(w.r[7].last_vacated, w.sys.now);
+	assert_int_equal(w.st.regions_vacated, 1);
+	w.sys.now += SEC;
+	decide(&w);			/* counted once */
+	assert_int_equal(w.st.regions_vacated, 1);
+	/* So the refill right after is a ping-pong. */
+	policy_note_refill(&w.cfg, &w.st, &w.r[7], w.sys.now);
+	assert_int_equal(w.r[7].refill_count, 1);
+	/* A region that was always empty was not vacated by us. */
+	set_used(&w, 5, 0, 0);
+	decide(&w);
+	assert_int_equal(w.r[5].last_vacated, 0);
+}
+
 /* The same inputs give the same decisions. */
 static void test_deterministic(void **state)
 {
@@ -806,6 +834,7 @@ int main(void)
 		cmocka_unit_test(test_psi_rising_slows_down),
 		cmocka_unit_test(test_pingpong_backoff),
 		cmocka_unit_test(test_release_by_kernel),
+		cmocka_unit_test(test_vacated_seen_late),
 		cmocka_unit_test(test_deterministic),
 	};
 
