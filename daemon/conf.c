@@ -658,7 +658,8 @@ static int load_dropins(struct load_ctx *ctx, const char *dir)
 		r = -errno;
 		goto out;
 	}
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n)	/* qsort(NULL, 0) is undefined */
+		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n && !r; i++) {
 		char path[PATH_MAX];
 		struct stat st;
