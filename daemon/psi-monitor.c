@@ -114,6 +114,8 @@ int psi_monitor_new(sd_event *e, const char *root, unsigned stall_usec,
 		goto refused;
 	}
 	r = sd_event_add_io(e, &m->io, m->fd, EPOLLPRI, on_psi_io, m);
+	if (r == -EPERM)	/* not pollable: a plain file, e.g. a fixture */
+		goto refused;
 	if (r < 0)
 		goto fail;
 	sd_event_source_set_description(m->io, "psi-trigger");
