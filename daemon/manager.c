@@ -484,6 +484,12 @@ static void execute(struct manager *m, const struct rpm_action *a, usec_t_ now)
 	struct rpm_region *reg = a->kind == RPM_ACT_ENABLE_BIAS ? NULL : find_region(m, a->region);
 	int r;
 
+	static const char *const kinds[] = { "none", "enable-bias", "scan", "sample-idle",
+					     "compact", "park", "unpark" };
+
+	log_debug("  %s region %u (mode %s, budget %" PRIu64 "): %s",
+		  (unsigned)a->kind < 7 ? kinds[a->kind] : "?", a->region,
+		  rpm_compact_mode_name(a->mode), a->budget, a->reason ? a->reason : "");
 	if (a->kind != RPM_ACT_ENABLE_BIAS && a->kind != RPM_ACT_NONE && !reg) {
 		log_debug("action %d for unknown region %u ignored", a->kind, a->region);
 		return;
@@ -569,8 +575,8 @@ int manager_pass(struct manager *m)
 
 	n = policy_decide(&m->config.policy, &m->pstate, &sys, m->regions, m->n_regions,
 			  acts, MAX_ACTIONS);
-	log_debug("pass %u: MemAvailable %" PRIu64 "/%" PRIu64 " pages, PSI some %u.%02u%%, %zu action(s)",
-		  m->passes, sys.mem_available_pages, sys.mem_total_pages,
+	log_debug("pass %u at %.1fs: MemAvailable %" PRIu64 "/%" PRIu64 " pages, PSI some %u.%02u%%, %zu action(s)",
+		  m->passes, (sys.now - m->started) / 1e6, sys.mem_available_pages, sys.mem_total_pages,
 		  sys.psi_some_avg10 / 100, sys.psi_some_avg10 % 100, n);
 	for (size_t i = 0; i < n && !m->exiting; i++)
 		execute(m, &acts[i], sys.now);
@@ -729,6 +735,7 @@ int manager_new(struct manager **ret)
 		return -ENOMEM;
 	m->root = "";
 	m->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	m->started = now_usec();
 	conf_defaults(&m->config);
 	policy_state_init(&m->pstate);
 	r = sd_event_default(&m->event);

@@ -50,6 +50,7 @@ struct manager {
 	size_t n_prot_ino;
 
 	uint64_t page_size;
+	usec_t_ started;
 	bool need_dump;
 	bool exiting;
 	unsigned passes;
