@@ -28,7 +28,7 @@ CPPFLAGS += -Iinclude/uapi
 TEST_PROGS := $(BUILD)/tests/regionpm_test $(BUILD)/tools/kpageflags-regions \
 	$(BUILD)/tools/regionpm-dumpbench
 
-.PHONY: all kernel kernel-src check demo bench vm-shell deps clean \
+.PHONY: all kernel kernel-src check check-debug demo bench vm-shell deps clean \
 	distclean-cache regen regen-check kernel-series mm-selftests
 
 all: daemon $(TEST_PROGS) mm-selftests
@@ -105,6 +105,13 @@ kernel:
 check: deps
 	@$(MAKE) --no-print-directory all kernel
 	@tests/run-checks
+
+# The kselftest once more on the debug kernel (lockdep, KASAN, DEBUG_VM,
+# DEBUG_PAGEALLOC): run-vm fails the suite on any splat in the console.
+check-debug: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/kernel-build.sh debug >/dev/null
+	@REGIONPM_SUITES=kernel-regionpm-debug tests/run-checks
 
 demo: deps
 	@$(MAKE) --no-print-directory all kernel

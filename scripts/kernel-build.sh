@@ -63,20 +63,30 @@ for f in "${fragments[@]}"; do paths+=("$REGIONPM_TOP/kernel/config/$f"); done
 "${kmake[@]}" olddefconfig >/dev/null
 
 # Kconfig drops options whose dependencies are not met without a word: check
-# that every requested y/string value made it into the final .config.
-missing=0
+# that every requested value made it into the final .config.  Later
+# fragments override earlier ones (debug.config's LOCALVERSION, SLUB_TINY),
+# so only the last request for each option is checked.
+declare -A wanted=()
 for p in "${paths[@]}"; do
 	while IFS= read -r line; do
 		case "$line" in
-		CONFIG_*=*)
-			if ! grep -qxF -- "$line" "$build/.config"; then
-				name=${line%%=*}
-				got=$(grep -E "^(# )?$name[= ]" "$build/.config" || echo "$name undefined")
-				log "config: wanted '$line', got '$got'"
-				missing=1
-			fi ;;
+		CONFIG_*=*) wanted[${line%%=*}]=$line ;;
+		"# CONFIG_"*" is not set") name=${line#\# }; wanted[${name%% *}]=$line ;;
 		esac
 	done < "$p"
+done
+missing=0
+for name in "${!wanted[@]}"; do
+	line=${wanted[$name]}
+	if ! grep -qxF -- "$line" "$build/.config"; then
+		# "is not set" is also satisfied by the option not existing at all.
+		case "$line" in
+		"# "*) grep -qE "^$name=" "$build/.config" || continue ;;
+		esac
+		got=$(grep -E "^(# )?$name[= ]" "$build/.config" || echo "$name undefined")
+		log "config: wanted '$line', got '$got'"
+		missing=1
+	fi
 done
 [ "$missing" = 0 ] || die "kernel config fragments not satisfied (see above)"
 

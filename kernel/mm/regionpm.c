@@ -33,6 +33,7 @@ DEFINE_STATIC_KEY_FALSE(regionpm_bias_key);
 
 struct regionpm_state regionpm = {
 	.lock = __MUTEX_INITIALIZER(regionpm.lock),
+	.park_lock = __MUTEX_INITIALIZER(regionpm.park_lock),
 };
 
 /* Zones whose free pages are counted: set under zone->lock at snapshot. */
@@ -92,7 +93,7 @@ static int bias_set(const char *val, const struct kernel_param *kp)
 		return ret;
 	bias = on;
 	/* Before init (boot parameter) regionpm_init() applies it. */
-	if (!READ_ONCE(initialised))
+	if (!smp_load_acquire(&initialised))
 		return 0;
 	if (on) {
 		frontier_workfn(NULL);
@@ -195,7 +196,7 @@ void regionpm_managed_changed(struct page *page, long count)
 	unsigned long pfn = page_to_pfn(page);
 	long left = count < 0 ? -count : count;
 
-	if (!READ_ONCE(initialised))
+	if (!smp_load_acquire(&initialised))
 		return;
 	while (left > 0) {
 		struct regionpm_region *r = regionpm_region(pfn);
@@ -299,25 +300,55 @@ void regionpm_region_detail(unsigned long id, struct regionpm_detail *d)
 		} else if (PageTable(page)) {
 			d->page_table++;
 		} else if (PageLRU(page)) {
-			/* Unlocked peek at a folio that may be split or freed. */
-			struct folio *folio = page_folio(page);
-
-			if (folio_test_unevictable(folio) || folio_test_mlocked(folio))
+			switch (regionpm_peek_lru(page)) {
+			case REGIONPM_LRU_UNEVICTABLE:
 				d->unevictable++;
-			else if (folio_test_anon(folio))
+				break;
+			case REGIONPM_LRU_ANON:
 				d->anon++;
-			else if (folio_test_swapbacked(folio))
+				break;
+			case REGIONPM_LRU_SHMEM:
 				d->shmem++;
-			else if (folio_test_writeback(folio))
+				break;
+			case REGIONPM_LRU_WRITEBACK:
 				d->writeback++;
-			else if (folio_test_dirty(folio))
+				break;
+			case REGIONPM_LRU_DIRTY:
 				d->file_dirty++;
-			else
+				break;
+			case REGIONPM_LRU_CLEAN:
 				d->file_clean++;
+				break;
+			}
 		} else {
 			d->kernel_other++;
 		}
 	}
+}
+
+/*
+ * The folio may be split, freed or reused under us: read its flags and
+ * mapping once, without the folio_test_*() helpers, whose DEBUG_VM_PGFLAGS
+ * checks assume a stable folio.  A stale answer only skews a statistic or
+ * the obstacle named in a report.
+ */
+enum regionpm_lru_kind regionpm_peek_lru(struct page *page)
+{
+	struct folio *folio = page_folio(page);
+	unsigned long flags = READ_ONCE(folio->flags);
+	unsigned long mapping = (unsigned long)READ_ONCE(folio->mapping);
+
+	if (flags & (BIT(PG_unevictable) | BIT(PG_mlocked)))
+		return REGIONPM_LRU_UNEVICTABLE;
+	if (mapping & PAGE_MAPPING_ANON)
+		return REGIONPM_LRU_ANON;
+	if (flags & BIT(PG_swapbacked))
+		return REGIONPM_LRU_SHMEM;
+	if (flags & BIT(PG_writeback))
+		return REGIONPM_LRU_WRITEBACK;
+	if (flags & BIT(PG_dirty))
+		return REGIONPM_LRU_DIRTY;
+	return REGIONPM_LRU_CLEAN;
 }
 
 /*
@@ -394,7 +425,8 @@ static int __init regionpm_init(void)
 		for (pfn = start; pfn < start + regionpm_pages(); pfn++) {
 			struct page *page = pfn_to_online_page(pfn);
 
-			if (page && !PageReserved(page))
+			/* Offline pages (balloons, virtio-mem) are not managed. */
+			if (page && !PageReserved(page) && !PageOffline(page))
 				n++;
 			if (!(pfn & 1023))
 				cond_resched();
@@ -405,7 +437,8 @@ static int __init regionpm_init(void)
 	if (sum != totalram_pages())
 		pr_warn("regions hold %lu managed pages, the allocator %lu\n",
 			sum, totalram_pages());
-	WRITE_ONCE(initialised, true);
+	/* Pairs with the acquire in the hooks: the table is ready. */
+	smp_store_release(&initialised, true);
 
 	/* Hooks count from now on, but only in zones already snapshotted. */
 	static_branch_enable(&regionpm_track_key);
@@ -417,7 +450,7 @@ static int __init regionpm_init(void)
 		goto err_track;
 	ret = regionpm_nl_init();
 	if (ret)
-		goto err_track;
+		goto err_evacuate;
 	if (bias) {
 		frontier_workfn(NULL);
 		static_branch_enable(&regionpm_bias_key);
@@ -426,12 +459,17 @@ static int __init regionpm_init(void)
 		region_size >> 20, bias ? "on" : "off");
 	return 0;
 
+err_evacuate:
+	regionpm_evacuate_exit();
 err_track:
 	/* Hooks run with interrupts off: after a grace period none is left. */
 	static_branch_disable(&regionpm_track_key);
 	synchronize_rcu();
+	/* ... but the events they raised may still be queued. */
+	irq_work_sync(&event_irq_work);
+	cancel_delayed_work_sync(&event_work);
 err_free:
-	WRITE_ONCE(initialised, false);
+	smp_store_release(&initialised, false);
 	bitmap_free(alloc_pending);
 	kvfree(regionpm.regions);
 	regionpm.regions = NULL;

@@ -56,15 +56,16 @@ static enum regionpm_obstacle classify(struct page *page)
 	if (PageHuge(page))
 		return REGIONPM_OBSTACLE_HUGETLB;
 	if (PageLRU(page)) {
-		struct folio *folio = page_folio(page);
-
-		if (folio_test_unevictable(folio) || folio_test_mlocked(folio))
+		switch (regionpm_peek_lru(page)) {
+		case REGIONPM_LRU_UNEVICTABLE:
 			return REGIONPM_OBSTACLE_UNEVICTABLE;
-		if (folio_test_writeback(folio))
+		case REGIONPM_LRU_WRITEBACK:
 			return REGIONPM_OBSTACLE_WRITEBACK;
-		if (folio_test_dirty(folio))
+		case REGIONPM_LRU_DIRTY:
 			return REGIONPM_OBSTACLE_DIRTY;
-		return REGIONPM_OBSTACLE_PINNED;
+		default:
+			return REGIONPM_OBSTACLE_PINNED;
+		}
 	}
 	return REGIONPM_OBSTACLE_KERNEL;
 }
@@ -262,6 +263,26 @@ static int compact_range(const struct regionpm_compact_req *req,
 	return ret;
 }
 
+/* ACTIVE -> BUSY under park_lock, so a release never sees a half state. */
+static bool set_busy(struct regionpm_region *r)
+{
+	bool ok;
+
+	mutex_lock(&regionpm.park_lock);
+	ok = r->state == REGIONPM_REGION_STATE_ACTIVE;
+	if (ok)
+		WRITE_ONCE(r->state, REGIONPM_REGION_STATE_BUSY);
+	mutex_unlock(&regionpm.park_lock);
+	return ok;
+}
+
+static void set_state(struct regionpm_region *r, u8 state)
+{
+	mutex_lock(&regionpm.park_lock);
+	WRITE_ONCE(r->state, state);
+	mutex_unlock(&regionpm.park_lock);
+}
+
 int regionpm_compact(const struct regionpm_compact_req *req,
 		     struct regionpm_compact_res *res,
 		     struct netlink_ext_ack *extack)
@@ -271,14 +292,13 @@ int regionpm_compact(const struct regionpm_compact_req *req,
 
 	if (mutex_lock_killable(&regionpm.lock))
 		return -EINTR;
-	if (r->state != REGIONPM_REGION_STATE_ACTIVE) {
+	/* Busy: no first-allocation events for our own shuffling. */
+	if (!set_busy(r)) {
 		NL_SET_ERR_MSG(extack, "region is parked or busy");
 		ret = -EBUSY;
 	} else {
-		/* Busy: no first-allocation events for our own shuffling. */
-		WRITE_ONCE(r->state, REGIONPM_REGION_STATE_BUSY);
 		ret = compact_range(req, res, extack);
-		WRITE_ONCE(r->state, REGIONPM_REGION_STATE_ACTIVE);
+		set_state(r, REGIONPM_REGION_STATE_ACTIVE);
 	}
 	mutex_unlock(&regionpm.lock);
 	return ret;
@@ -351,13 +371,13 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 	long in_use;
 	int ret;
 
-	mutex_lock(&regionpm.lock);
-	if (r->state != REGIONPM_REGION_STATE_ACTIVE) {
+	if (mutex_lock_killable(&regionpm.lock))
+		return -EINTR;
+	if (!set_busy(r)) {
 		NL_SET_ERR_MSG(extack, "region is already parked or busy");
 		ret = -EBUSY;
 		goto unlock;
 	}
-	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_BUSY);
 	if (compact_first) {
 		ret = compact_range(req, res, extack);
 		if (ret)
@@ -386,24 +406,26 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 		ret = -EBUSY;
 		goto restore;
 	}
+	mutex_lock(&regionpm.park_lock);
 	r->parked = end - start;
 	r->owner = owner;
 	r->owner_portid = portid;
 	list_add(&r->owner_node, &owner->parked);
 	regionpm.parked_pages += r->parked;
 	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_PARKED);
+	mutex_unlock(&regionpm.park_lock);
 	res->free_pages = 0;
 	mutex_unlock(&regionpm.lock);
 	return 0;
 
 restore:
-	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_ACTIVE);
+	set_state(r, REGIONPM_REGION_STATE_ACTIVE);
 unlock:
 	mutex_unlock(&regionpm.lock);
 	return ret;
 }
 
-/* Caller holds regionpm.lock; @r is parked. */
+/* Caller holds regionpm.park_lock; @r is parked. */
 static unsigned long release_locked(struct regionpm_region *r,
 				    enum regionpm_release_reason reason)
 {
@@ -427,14 +449,14 @@ int regionpm_unpark(unsigned long id, struct netlink_ext_ack *extack)
 	struct regionpm_region *r = &regionpm.regions[id];
 	int ret = 0;
 
-	mutex_lock(&regionpm.lock);
+	mutex_lock(&regionpm.park_lock);
 	if (r->state != REGIONPM_REGION_STATE_PARKED) {
 		NL_SET_ERR_MSG(extack, "region is not parked");
 		ret = -EINVAL;
 	} else {
 		release_locked(r, REGIONPM_RELEASE_REASON_UNPARK);
 	}
-	mutex_unlock(&regionpm.lock);
+	mutex_unlock(&regionpm.park_lock);
 	return ret;
 }
 
@@ -443,30 +465,31 @@ void regionpm_release_owner(struct regionpm_sock *owner)
 {
 	struct regionpm_region *r, *tmp;
 
-	mutex_lock(&regionpm.lock);
+	mutex_lock(&regionpm.park_lock);
 	list_for_each_entry_safe(r, tmp, &owner->parked, owner_node)
 		release_locked(r, REGIONPM_RELEASE_REASON_OWNER_CLOSED);
-	mutex_unlock(&regionpm.lock);
+	mutex_unlock(&regionpm.park_lock);
 }
 
 /*
- * Pressure.  Both paths can run inside an allocation that park itself
- * made while holding the lock, so they only try it.
+ * Pressure.  Both paths can run inside an allocation made by a compaction
+ * or a park in progress; that holds regionpm.lock but never park_lock,
+ * which nothing holds across an allocation, so waiting for it is safe and
+ * parked memory always comes back before the OOM killer runs.
  */
 static unsigned long release_some(unsigned long want,
 				  enum regionpm_release_reason reason)
 {
 	unsigned long id, freed = 0;
 
-	if (!mutex_trylock(&regionpm.lock))
-		return 0;
+	mutex_lock(&regionpm.park_lock);
 	for (id = regionpm.nr; id-- > 0 && freed < want;) {
 		struct regionpm_region *r = &regionpm.regions[id];
 
 		if (r->state == REGIONPM_REGION_STATE_PARKED)
 			freed += release_locked(r, reason);
 	}
-	mutex_unlock(&regionpm.lock);
+	mutex_unlock(&regionpm.park_lock);
 	return freed;
 }
 
@@ -513,11 +536,11 @@ static int regionpm_memory_notify(struct notifier_block *nb, unsigned long actio
 		return NOTIFY_OK;
 	first = mn->start_pfn >> regionpm.shift;
 	last = (mn->start_pfn + mn->nr_pages - 1) >> regionpm.shift;
-	mutex_lock(&regionpm.lock);
+	mutex_lock(&regionpm.park_lock);
 	for (id = first; id <= last && id < regionpm.nr; id++)
 		if (regionpm.regions[id].state == REGIONPM_REGION_STATE_PARKED)
 			release_locked(&regionpm.regions[id], REGIONPM_RELEASE_REASON_HOTPLUG);
-	mutex_unlock(&regionpm.lock);
+	mutex_unlock(&regionpm.park_lock);
 	return NOTIFY_OK;
 }
 
@@ -552,4 +575,12 @@ err_oom:
 err_shrinker:
 	shrinker_free(shrinker);
 	return ret;
+}
+
+/* Undo regionpm_evacuate_init(); only before anything could be parked. */
+void regionpm_evacuate_exit(void)
+{
+	unregister_memory_notifier(&memory_nb);
+	unregister_oom_notifier(&oom_nb);
+	shrinker_free(shrinker);
 }

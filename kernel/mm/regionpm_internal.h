@@ -12,7 +12,7 @@ struct regionpm_region {
 	/* Kept by the buddy hooks; free and managed share a cache line. */
 	atomic_long_t free;		/* pages on the buddy free lists */
 	atomic_long_t managed;		/* pages the buddy allocator manages */
-	/* Below: written under regionpm.lock. */
+	/* Below: written under regionpm.park_lock. */
 	u8 state;			/* enum regionpm_region_state */
 	unsigned long parked;		/* pages held while parked */
 	struct regionpm_sock *owner;	/* socket that parked it */
@@ -25,8 +25,16 @@ struct regionpm_state {
 	unsigned long nr;		/* number of regions */
 	struct regionpm_region *regions;
 	unsigned int frontier;		/* first region the bias keeps empty */
-	struct mutex lock;		/* compact, park, unpark, state */
-	unsigned long parked_pages;	/* under lock */
+	/*
+	 * lock serialises the long operations (compact, park: migration can
+	 * take seconds).  park_lock guards region state, parked pages and
+	 * owners; nothing allocates memory while holding it, so the shrinker
+	 * and the OOM notifier can always take it and give memory back even
+	 * while a compaction runs.  Order: lock, then park_lock.
+	 */
+	struct mutex lock;
+	struct mutex park_lock;
+	unsigned long parked_pages;	/* under park_lock */
 };
 
 extern struct regionpm_state regionpm;
@@ -52,6 +60,18 @@ static inline unsigned long regionpm_id(struct regionpm_region *r)
 {
 	return r - regionpm.regions;
 }
+
+/* What an LRU page holds, from one unlocked read of its folio's flags. */
+enum regionpm_lru_kind {
+	REGIONPM_LRU_UNEVICTABLE,
+	REGIONPM_LRU_ANON,
+	REGIONPM_LRU_SHMEM,
+	REGIONPM_LRU_WRITEBACK,
+	REGIONPM_LRU_DIRTY,
+	REGIONPM_LRU_CLEAN,
+};
+
+enum regionpm_lru_kind regionpm_peek_lru(struct page *page);
 
 struct regionpm_detail {
 	unsigned long free, anon, file_clean, file_dirty, writeback, shmem;
@@ -88,6 +108,7 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 int regionpm_unpark(unsigned long id, struct netlink_ext_ack *extack);
 void regionpm_release_owner(struct regionpm_sock *owner);
 int regionpm_evacuate_init(void);
+void regionpm_evacuate_exit(void);
 
 /* regionpm_nl.c */
 void regionpm_nl_notify_alloc(unsigned long id);

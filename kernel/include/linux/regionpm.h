@@ -12,6 +12,7 @@
 #include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
+#include <linux/mmzone.h>
 
 struct zone;
 
@@ -72,7 +73,38 @@ static __always_inline bool regionpm_bias_pfn(unsigned long pfn)
 		return __regionpm_bias_pfn(pfn);
 	return false;
 }
+/*
+ * A page of @migratetype is freed: should it bypass the per-cpu lists?
+ * Only non-movable pages are biased (movable ones stay where the allocator
+ * puts them), and the static key is tested first so a disabled bias costs
+ * one patched-out jump.
+ */
+static __always_inline bool regionpm_bias_free(unsigned long pfn,
+					       int migratetype)
+{
+	if (static_branch_unlikely(&regionpm_bias_key))
+		return migratetype != MIGRATE_MOVABLE &&
+		       __regionpm_bias_pfn(pfn);
+	return false;
+}
+
+/* Should __rmqueue_claim() look below the frontier first? */
+static __always_inline bool regionpm_bias_claim(int start_migratetype)
+{
+	return static_branch_unlikely(&regionpm_bias_key) &&
+	       start_migratetype != MIGRATE_MOVABLE;
+}
 #else
+static inline bool regionpm_bias_free(unsigned long pfn, int migratetype)
+{
+	return false;
+}
+
+static inline bool regionpm_bias_claim(int start_migratetype)
+{
+	return false;
+}
+
 static inline bool regionpm_buddy_add(struct page *page, struct zone *zone,
 				      unsigned int order, int migratetype,
 				      bool tail)
