@@ -792,8 +792,7 @@ int manager_start(struct manager *m)
 		return r;
 	sd_event_source_set_description(m->genl_io, "regionpm-events");
 	r = sd_event_add_time_relative(m->event, &m->pass_timer, CLOCK_MONOTONIC,
-				       m->once ? 0 : (uint64_t)m->config.interval_sec * 1000000,
-				       10000, on_pass_timer, m);
+				       0 /* first pass at once */, 10000, on_pass_timer, m);
 	if (r < 0)
 		return r;
 	sd_event_source_set_description(m->pass_timer, "decision-pass");
