@@ -500,7 +500,7 @@ static int transact(struct rpm_genl *g, struct nlmsghdr *nlh, uint16_t type,
 		for (; mnl_nlmsg_ok(h, len); h = mnl_nlmsg_next(h, &len)) {
 			int r;
 
-			if (h->nlmsg_seq != seq || h->nlmsg_pid != 0)
+			if (h->nlmsg_seq != seq || h->nlmsg_pid != g->portid)
 				continue;	/* not the answer to this request */
 			switch (h->nlmsg_type) {
 			case NLMSG_NOOP:

@@ -196,6 +196,7 @@ void regionpm_managed_changed(struct page *page, long count)
 	unsigned long pfn = page_to_pfn(page);
 	long left = count < 0 ? -count : count;
 
+	/* Pairs with the release in regionpm_init(): the table is ready. */
 	if (!smp_load_acquire(&initialised))
 		return;
 	while (left > 0) {
@@ -469,6 +470,7 @@ err_track:
 	irq_work_sync(&event_irq_work);
 	cancel_delayed_work_sync(&event_work);
 err_free:
+	/* Pairs with the acquires: nobody uses the table after this. */
 	smp_store_release(&initialised, false);
 	bitmap_free(alloc_pending);
 	kvfree(regionpm.regions);

@@ -32,8 +32,8 @@ struct regionpm_state {
 	 * and the OOM notifier can always take it and give memory back even
 	 * while a compaction runs.  Order: lock, then park_lock.
 	 */
-	struct mutex lock;
-	struct mutex park_lock;
+	struct mutex lock;		/* compact and park */
+	struct mutex park_lock;		/* states, parked pages, owners */
 	unsigned long parked_pages;	/* under park_lock */
 };
 

@@ -73,6 +73,7 @@ static __always_inline bool regionpm_bias_pfn(unsigned long pfn)
 		return __regionpm_bias_pfn(pfn);
 	return false;
 }
+
 /*
  * A page of @migratetype is freed: should it bypass the per-cpu lists?
  * Only non-movable pages are biased (movable ones stay where the allocator
