@@ -344,6 +344,8 @@ static void on_sample_done(struct idle_sample *s, int error,
 		log_debug("region %u idle: %" PRIu64 " of %" PRIu64 " LRU pages idle (%" PRIu64
 			  " file, %" PRIu64 " anon)", reg->id, c->idle_file + c->idle_anon,
 			  c->lru, c->idle_file, c->idle_anon);
+		if (!m->once && m->pass_timer)	/* the policy can use it now */
+			sd_event_source_set_time_relative(m->pass_timer, 0);
 		if (m->once && !m->exiting) {
 			bool pending = false;
 
@@ -424,6 +426,8 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 		log_debug("region %u: kernel: %s", reg->id, rpm_genl_extack(m->genl));
 	policy_note_compact(&m->pstate, reg, now, res.migrated, res.dropped, res.failed, 0);
 	reg->last_action = "compacted";
+	if (res.migrated + res.dropped)
+		m->progress = true;
 	refresh_region(m, reg, false);
 }
 
@@ -445,6 +449,7 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		return;
 	}
 	m->parks++;
+	m->progress = true;
 	refresh_region(m, reg, false);
 	reg->ours = true;
 	reg->state = RPM_REGION_PARKED;
@@ -511,7 +516,8 @@ static void execute(struct manager *m, const struct rpm_action *a, usec_t_ now)
 		report(m, "allocation bias enabled");
 		break;
 	case RPM_ACT_SCAN:
-		refresh_region(m, reg, true);
+		if (refresh_region(m, reg, true) == 0)
+			m->progress = true;
 		break;
 	case RPM_ACT_SAMPLE_IDLE:
 		start_sample(m, reg);
@@ -652,8 +658,16 @@ static int on_pass_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct manager *m = userdata;
 
 	(void)usec;
+	m->progress = false;
 	manager_pass(m);
-	sd_event_source_set_time_relative(s, (uint64_t)m->config.interval_sec * 1000000);
+	/*
+	 * While work goes on (a compaction moved pages, a region was parked or
+	 * scanned), decide again after a second instead of IntervalSec=: the
+	 * policy's token bucket, not the timer, paces the work.  Idle passes
+	 * run every IntervalSec=.
+	 */
+	sd_event_source_set_time_relative(s, m->progress && m->config.interval_sec > 1 ?
+					  1000000 : (uint64_t)m->config.interval_sec * 1000000);
 	return 0;
 }
 

@@ -52,6 +52,7 @@ struct manager {
 	uint64_t page_size;
 	usec_t_ started;
 	bool need_dump;
+	bool progress;			/* the last pass changed something */
 	bool exiting;
 	unsigned passes;
 	/* totals of this run */

@@ -177,11 +177,11 @@ pressure() {
 	local avail kb rc max=0 t lines
 	avail=$(meminfo MemAvailable)
 	lines=$(wc -l < "$log")
-	# more than is available: all of it plus most of what is parked, in
-	# four workers (parking lowers MemTotal, and the overcommit heuristic
-	# refuses one mapping larger than that)
+	# more than is available: all of it plus most of what is parked, split
+	# over four workers by stress-ng (parking lowers MemTotal, and the
+	# overcommit heuristic refuses one mapping larger than that)
 	kb=$(( avail + (mem_total0 - $(meminfo MemTotal)) * 85 / 100 ))
-	stress-ng --vm 4 --vm-bytes "$(( kb / 4 ))k" --vm-keep --vm-populate --timeout 20 --quiet &
+	stress-ng --vm 4 --vm-bytes "${kb}k" --vm-keep --vm-populate --timeout 20 --quiet &
 	local spid=$!
 	while kill -0 "$spid" 2>/dev/null; do
 		t=$(meminfo MemTotal)
@@ -190,7 +190,7 @@ pressure() {
 	done
 	wait "$spid"
 	rc=$?
-	echo "stress-ng --vm 4 --vm-bytes $(( kb / 4 ))k (MemAvailable was $avail kB) exit $rc; MemTotal $mem_parked -> max $max kB during the run, $(meminfo MemTotal) after; oom_kill $oom0 -> $(oom_kills)"
+	echo "stress-ng --vm 4 --vm-bytes ${kb}k (MemAvailable was $avail kB) exit $rc; MemTotal $mem_parked -> max $max kB during the run, $(meminfo MemTotal) after; oom_kill $oom0 -> $(oom_kills)"
 	tail -n +"$((lines + 1))" "$log" | grep -E 'released|unparked|parked' | head -8
 	[ "$rc" = 0 ] && [ "$max" -gt "$mem_parked" ] && [ "$(oom_kills)" = "$oom0" ]
 }
@@ -251,6 +251,19 @@ bad_config() {
 	echo "$out" | grep -qE "$cfg:[23]"
 }
 tap_check "a bad configuration line is reported with file:line" bad_config
+
+# ---- 8. protected cgroups are resolved with libcgroup ----------------------
+protected_cgroup() {
+	local cg=/sys/fs/cgroup/regionpmd-test cfg=$work/protect.conf out
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup || return 1
+	mkdir -p "$cg/child" || return 1
+	printf '[Protect]\nCgroup=/regionpmd-test\n' > "$cfg"
+	out=$(timeout 120 "$RPMD" --config "$cfg" --dry-run --once -v 2>&1)
+	echo "$out" | grep -iE 'protect' | head -5
+	rmdir "$cg/child" "$cg"
+	echo "$out" | grep -qE 'protected cgroup /regionpmd-test .*: 2 cgroup inode'
+}
+tap_check "protected cgroups are resolved with libcgroup (cgroup and its child)" protected_cgroup
 
 tap_check "no OOM kill during the whole test" test "$(oom_kills)" = "$oom0"
 tap_done
