@@ -428,7 +428,9 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 	reg->last_action = "compacted";
 	if (res.migrated + res.dropped)
 		m->progress = true;
-	refresh_region(m, reg, false);
+	/* a fresh breakdown (one region, O(its pages)): the policy must not
+	 * plan the next call from what the region held before this one */
+	refresh_region(m, reg, true);
 }
 
 static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
