@@ -126,3 +126,70 @@ clean:
 # Drops the cached kernel source, build trees and ccache (slow to rebuild).
 distclean-cache:
 	rm -rf $(REGIONPM_CACHE)
+
+# ---- install / uninstall ---------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=]
+#
+# PREFIX=/usr/local (the default): units go to /usr/local/lib/systemd/system,
+# which systemd searches (systemd-analyze unit-paths), so "systemctl enable
+# regionpmd" works after "systemctl daemon-reload".  PREFIX=/usr: the unit
+# directory comes from pkg-config systemd.  Any other prefix: the unit is
+# installed under it but systemd will not find it by itself.
+# dbus-daemon reads bus policies only from /usr/share/dbus-1/system.d and
+# /etc/dbus-1/system.d, so with a PREFIX other than /usr the policy goes to
+# /etc/dbus-1/system.d.  Activation files are read from
+# /usr/local/share/dbus-1/system-services as well.
+# The daemon reads /etc/regionpmd.conf (compiled in); an example is installed
+# there only if no such file exists, and uninstall removes it only if it is
+# still unchanged.
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL ?= install
+SYSCONFDIR ?= /etc
+sbindir := $(PREFIX)/sbin
+bindir := $(PREFIX)/bin
+datadir := $(PREFIX)/share
+mandir := $(datadir)/man
+SYSTEMDUNITDIR ?= $(if $(filter /usr,$(PREFIX)),$(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system),$(PREFIX)/lib/systemd/system)
+DBUSPOLICYDIR ?= $(if $(filter /usr,$(PREFIX)),$(datadir),$(SYSCONFDIR))/dbus-1/system.d
+DBUSSERVICEDIR ?= $(datadir)/dbus-1/system-services
+MAN_PAGES := $(wildcard man/*.[578])
+INSTALL_CTL := $(wildcard $(BUILD)/regionpmctl)
+
+.PHONY: install uninstall
+install: $(BUILD)/regionpmd
+	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(SYSTEMDUNITDIR) \
+		$(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(DBUSSERVICEDIR) \
+		$(DESTDIR)$(mandir)/man5 $(DESTDIR)$(mandir)/man7 $(DESTDIR)$(mandir)/man8 \
+		$(DESTDIR)$(SYSCONFDIR)
+	$(INSTALL) -m 0755 $(BUILD)/regionpmd $(DESTDIR)$(sbindir)/regionpmd
+	$(if $(INSTALL_CTL),$(INSTALL) -d $(DESTDIR)$(bindir))
+	$(if $(INSTALL_CTL),$(INSTALL) -m 0755 $(INSTALL_CTL) $(DESTDIR)$(bindir)/regionpmctl)
+	sed 's|@sbindir@|$(sbindir)|g' systemd/regionpmd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/regionpmd.service.tmp
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/regionpmd.service.tmp
+	mv -f $(DESTDIR)$(SYSTEMDUNITDIR)/regionpmd.service.tmp $(DESTDIR)$(SYSTEMDUNITDIR)/regionpmd.service
+	$(INSTALL) -m 0644 systemd/org.regionpm1.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.regionpm1.conf
+	$(INSTALL) -m 0644 systemd/org.regionpm1.service $(DESTDIR)$(DBUSSERVICEDIR)/org.regionpm1.service
+	for p in $(MAN_PAGES); do \
+		$(INSTALL) -m 0644 $$p $(DESTDIR)$(mandir)/man$${p##*.}/$${p##*/} || exit 1; \
+	done
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/regionpmd.conf ]; then \
+		echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/regionpmd.conf"; \
+	else \
+		echo "$(INSTALL) -m 0644 systemd/regionpmd.conf.example $(DESTDIR)$(SYSCONFDIR)/regionpmd.conf"; \
+		$(INSTALL) -m 0644 systemd/regionpmd.conf.example $(DESTDIR)$(SYSCONFDIR)/regionpmd.conf; \
+	fi
+	@echo "installed; now: systemctl daemon-reload && systemctl enable --now regionpmd"
+
+uninstall:
+	rm -f $(DESTDIR)$(sbindir)/regionpmd $(DESTDIR)$(bindir)/regionpmctl \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/regionpmd.service \
+		$(DESTDIR)$(DBUSPOLICYDIR)/org.regionpm1.conf \
+		$(DESTDIR)$(DBUSSERVICEDIR)/org.regionpm1.service
+	for p in $(MAN_PAGES); do rm -f $(DESTDIR)$(mandir)/man$${p##*.}/$${p##*/}; done
+	@if cmp -s systemd/regionpmd.conf.example $(DESTDIR)$(SYSCONFDIR)/regionpmd.conf; then \
+		echo "rm -f $(DESTDIR)$(SYSCONFDIR)/regionpmd.conf"; \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/regionpmd.conf; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/regionpmd.conf ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/regionpmd.conf (changed)"; \
+	fi

@@ -17,6 +17,10 @@ packages=(
 	libinih-dev libcmocka-dev
 	# mm selftests (migration)
 	libnuma-dev
+	# man page lint
+	mandoc
+	# D-Bus policy check (xmllint)
+	libxml2-utils
 )
 
 missing=()
