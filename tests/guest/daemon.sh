@@ -117,10 +117,12 @@ start_daemon() { # log
 	"$RPMD" -v > "$1" 2>&1 &
 	daemon_pid=$!
 }
-cpu_rss() { # pid -> "cpu_s rss_kb"
-	local ticks hz=$(getconf CLK_TCK)
-	ticks=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null) || return 1
-	echo "$(awk -v t="$ticks" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }') $(awk '$1 == "VmHWM:" { print $2 }' "/proc/$1/status")"
+cpu_rss() { # pid -> "user_s sys_s rss_kb"
+	local hz
+	hz=$(getconf CLK_TCK)
+	[ -r "/proc/$1/stat" ] || return 1
+	awk -v hz="$hz" '{ printf "%.2f %.2f ", $14 / hz, $15 / hz }' "/proc/$1/stat"
+	awk '$1 == "VmHWM:" { print $2 }' "/proc/$1/status"
 }
 log=$work/run.log
 mig_before=$(vmstat pgmigrate_success)
@@ -144,7 +146,7 @@ elapsed=$(( $(date +%s) - t0 ))
 j=$(judge)
 final_empty=$(field empty <<< "$j") final_bound=$(field bound-tight <<< "$j")
 [ "$final_empty" -gt "$best_empty" ] && best_empty=$final_empty
-read -r cpu rss < <(cpu_rss "$daemon_pid" || echo "? ?")
+read -r cpu_user cpu_sys rss < <(cpu_rss "$daemon_pid" || echo "? ? ?")
 migrated=$(awk '/compacted/ { for (i = 1; i < NF; i++) if ($i == "migrated") s += $(i + 1) } END { print s + 0 }' "$log")
 dropped=$(awk '/compacted/ { for (i = 1; i < NF; i++) if ($i == "dropped") s += $(i + 1) } END { print s + 0 }' "$log")
 parks=$(grep -c ': parked' "$log")
@@ -152,7 +154,7 @@ mem_parked=$(meminfo MemTotal)
 echo "# regionpmd after ${elapsed}s: empty regions $final_empty (best seen $best_empty) vs bound $final_bound (${reached:-not reached} s to 90 %)"
 echo "# before: $before"
 echo "# pages migrated $migrated, dropped $dropped (pgmigrate_success +$(( $(vmstat pgmigrate_success) - mig_before ))); $parks park(s); MemTotal $mem_total0 -> $mem_parked kB"
-echo "# daemon CPU time ${cpu}s, max RSS ${rss} kB"
+echo "# daemon CPU time ${cpu_user}s user + ${cpu_sys}s system (the kernel's migration work is charged to the caller), max RSS ${rss} kB"
 grep -E 'compacted|parked|refused|failed|warning' "$log" | head -20 | sed 's/^/#   /'
 tap_check "regionpmd is running" kill -0 "$daemon_pid"
 tap_check "regionpmd parked regions (MemTotal $mem_total0 -> $mem_parked kB)" test "$mem_parked" -lt "$mem_total0"
@@ -190,11 +192,14 @@ pressure() {
 	done
 	wait "$spid"
 	rc=$?
-	echo "stress-ng --vm 4 --vm-bytes ${kb}k (MemAvailable was $avail kB) exit $rc; MemTotal $mem_parked -> max $max kB during the run, $(meminfo MemTotal) after; oom_kill $oom0 -> $(oom_kills)"
-	tail -n +"$((lines + 1))" "$log" | grep -E 'released|unparked|parked' | head -8
+	{
+		echo "stress-ng --vm 4 --vm-bytes ${kb}k (MemAvailable was $avail kB) exit $rc; MemTotal $mem_parked -> max $max kB during the run, $(meminfo MemTotal) after; oom_kill $oom0 -> $(oom_kills)"
+		tail -n +"$((lines + 1))" "$log" | grep -E 'released|unparked|parked' | head -8
+	} | tee "$work/pressure.txt"
 	[ "$rc" = 0 ] && [ "$max" -gt "$mem_parked" ] && [ "$(oom_kills)" = "$oom0" ]
 }
 tap_check "memory pressure gets parked regions back with no OOM kill" pressure
+sed 's/^/# /' "$work/pressure.txt" 2>/dev/null
 
 # ---- 5. SIGTERM releases every parked region --------------------------------
 # (not in a tap_check subshell: only this shell can wait for the daemon)
