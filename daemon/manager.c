@@ -154,6 +154,16 @@ static int refresh_region(struct manager *m, struct rpm_region *reg, bool scan)
 		return r;
 	}
 	merge_kernel_view(m, reg, &fresh);
+	if (scan && fresh.detail.valid) {
+		const struct rpm_region_detail *d = &fresh.detail;
+
+		log_debug("region %u detail: free %" PRIu64 " anon %" PRIu64 " file %" PRIu64
+			  "+%" PRIu64 " dirty wb %" PRIu64 " shmem %" PRIu64 " unevictable %" PRIu64
+			  " slab %" PRIu64 " page-table %" PRIu64 " reserved %" PRIu64
+			  " kernel-other %" PRIu64 " offline %" PRIu64, reg->id, d->free, d->anon,
+			  d->file_clean, d->file_dirty, d->writeback, d->shmem, d->unevictable,
+			  d->slab, d->page_table, d->reserved, d->kernel_other, d->offline);
+	}
 	return 0;
 }
 

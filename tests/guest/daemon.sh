@@ -164,7 +164,11 @@ if [ -n "$reached" ]; then
 else
 	tap_fail "empty regions reached 90 % of the bound within ${WAIT}s" \
 		"after ${elapsed}s: $final_empty empty, bound $final_bound
-$(grep -E 'pass [0-9]+ at|^<7>  [a-z]|PSI|released' "$log" | head -80)"
+$(grep -E 'pass [0-9]+ at|^<7>  [a-z]|PSI|released' "$log" | head -80)
+judge (kpageflags) per region:
+$("$JUDGE")
+last kernel breakdown per region (regionpmd's scans):
+$(grep -E 'detail: ' "$log" | awk '{ last[$2] = $0 } END { for (r in last) print last[r] }' | sort -k2n)"
 fi
 
 # SIGHUP reloads the configuration and the daemon carries on
