@@ -37,17 +37,19 @@ all: daemon $(TEST_PROGS) mm-selftests
 # daemon/regionpmd.c is the entry point, daemon/test-*.c are unit tests
 # (cmocka, TAP output), everything else in daemon/ goes into one static
 # library that both link.  Libraries are found with pkg-config.
-DAEMON_PKGS := libmnl libsystemd inih libcgroup
+DAEMON_PKGS := libmnl libsystemd inih libcgroup smartcols
 DAEMON_MAIN := daemon/regionpmd.c
 DAEMON_TEST_SRCS := $(wildcard daemon/test-*.c)
-DAEMON_LIB_SRCS := $(filter-out $(DAEMON_MAIN) $(DAEMON_TEST_SRCS),$(wildcard daemon/*.c))
+CTL_MAIN := daemon/regionpmctl.c
+DAEMON_LIB_SRCS := $(filter-out $(DAEMON_MAIN) $(CTL_MAIN) $(DAEMON_TEST_SRCS),$(wildcard daemon/*.c))
 DAEMON_LIB_OBJS := $(DAEMON_LIB_SRCS:daemon/%.c=$(BUILD)/daemon/%.o)
 DAEMON_TESTS := $(DAEMON_TEST_SRCS:daemon/%.c=$(BUILD)/daemon/%)
 DAEMON_CFLAGS = $(shell pkg-config --cflags $(DAEMON_PKGS)) -D_GNU_SOURCE -MMD -MP
 DAEMON_LIBS = $(shell pkg-config --libs $(DAEMON_PKGS))
 
 .PHONY: daemon
-daemon: $(if $(wildcard $(DAEMON_MAIN)),$(BUILD)/regionpmd) $(DAEMON_TESTS)
+daemon: $(if $(wildcard $(DAEMON_MAIN)),$(BUILD)/regionpmd) \
+	$(if $(wildcard $(CTL_MAIN)),$(BUILD)/regionpmctl) $(DAEMON_TESTS)
 
 $(BUILD)/daemon/%.o: daemon/%.c
 	@mkdir -p $(@D)
@@ -59,6 +61,11 @@ $(BUILD)/daemon/libregionpmd.a: $(DAEMON_LIB_OBJS)
 
 $(BUILD)/regionpmd: $(BUILD)/daemon/regionpmd.o $(BUILD)/daemon/libregionpmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm
+
+# regionpmctl: a D-Bus client; it links the library only for the config
+# validators and the power model, and libsmartcols for its tables.
+$(BUILD)/regionpmctl: $(BUILD)/daemon/regionpmctl.o $(BUILD)/daemon/libregionpmd.a
+	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS) $(shell pkg-config --libs smartcols) -lm
 
 $(BUILD)/daemon/test-%: $(BUILD)/daemon/test-%.o $(BUILD)/daemon/libregionpmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS) $(shell pkg-config --libs cmocka) -lm
