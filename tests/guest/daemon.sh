@@ -129,17 +129,17 @@ mig_before=$(vmstat pgmigrate_success)
 t0=$(date +%s)
 start_daemon "$log"
 best_empty=0 bound=0 reached=''
-while [ $(( $(date +%s) - t0 )) -lt "$WAIT" ]; do
+# Sample every 5 s for the whole window (the bound moves: dropped page
+# cache makes it larger), judge at the end of the window.
+while [ $(( $(date +%s) - t0 + 6 )) -le "$WAIT" ]; do
 	sleep 5
 	kill -0 "$daemon_pid" 2>/dev/null || break
 	j=$(judge)
 	empty=$(field empty <<< "$j") bound=$(field bound-tight <<< "$j")
 	echo "# t=$(( $(date +%s) - t0 ))s: $j; MemTotal $(meminfo MemTotal) kB"
 	[ "$empty" -gt "$best_empty" ] && best_empty=$empty
-	if [ "$bound" -gt 0 ] && [ $(( empty * 10 )) -ge $(( bound * 9 )) ] &&
-	   [ $(( $(date +%s) - t0 )) -le "$WAIT" ]; then
+	if [ -z "$reached" ] && [ $(( empty * 10 )) -ge $(( bound * 9 )) ]; then
 		reached=$(( $(date +%s) - t0 ))
-		break
 	fi
 done
 elapsed=$(( $(date +%s) - t0 ))
@@ -151,7 +151,7 @@ migrated=$(awk '/compacted/ { for (i = 1; i < NF; i++) if ($i == "migrated") s +
 dropped=$(awk '/compacted/ { for (i = 1; i < NF; i++) if ($i == "dropped") s += $(i + 1) } END { print s + 0 }' "$log")
 parks=$(grep -c ': parked' "$log")
 mem_parked=$(meminfo MemTotal)
-echo "# regionpmd after ${elapsed}s: empty regions $final_empty (best seen $best_empty) vs bound $final_bound (${reached:-not reached} s to 90 %)"
+echo "# regionpmd after ${elapsed}s: empty regions $final_empty (best seen $best_empty) vs bound $final_bound (90 % first reached after ${reached:-never} s)"
 echo "# before: $before"
 echo "# pages migrated $migrated, dropped $dropped (pgmigrate_success +$(( $(vmstat pgmigrate_success) - mig_before ))); $parks park(s); MemTotal $mem_total0 -> $mem_parked kB"
 echo "# daemon CPU time ${cpu_user}s user + ${cpu_sys}s system (the kernel's migration work is charged to the caller), max RSS ${rss} kB"
@@ -159,10 +159,10 @@ grep -E 'compacted|parked|refused|failed|warning' "$log" | head -20 | sed 's/^/#
 tap_check "regionpmd is running" kill -0 "$daemon_pid"
 tap_check "regionpmd parked regions (MemTotal $mem_total0 -> $mem_parked kB)" test "$mem_parked" -lt "$mem_total0"
 tap_check "the allocation bias is on" test "$(bias)" = Y -o "$(bias)" = 1
-if [ -n "$reached" ]; then
-	tap_ok "empty regions reached 90 % of the bound within ${WAIT}s (after ${reached}s)"
+if [ $(( final_empty * 10 )) -ge $(( final_bound * 9 )) ] && [ "$elapsed" -le $(( WAIT + 3 )) ]; then
+	tap_ok "empty regions $final_empty >= 90 % of the bound $final_bound after ${elapsed}s (first reached after ${reached:-?}s)"
 else
-	tap_fail "empty regions reached 90 % of the bound within ${WAIT}s" \
+	tap_fail "empty regions >= 90 % of the bound within ${WAIT}s" \
 		"after ${elapsed}s: $final_empty empty, bound $final_bound
 $(grep -E 'pass [0-9]+ at|^<7>  [a-z]|PSI|released' "$log" | head -80)
 judge (kpageflags) per region:
