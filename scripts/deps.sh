@@ -21,6 +21,8 @@ packages=(
 	mandoc
 	# D-Bus policy check (xmllint)
 	libxml2-utils
+	# systemd as PID 1 in the VM, private and system buses, man(1) in tests
+	systemd systemd-sysv dbus man-db
 )
 
 missing=()
