@@ -63,6 +63,12 @@ static struct rpm_region *find_region(struct manager *m, uint32_t id)
 	return NULL;
 }
 
+static void note(struct manager *m, enum manager_note what, uint32_t id, uint32_t arg)
+{
+	if (m->notify)
+		m->notify(m, what, id, arg);
+}
+
 /* Copy the kernel view of @src into @dst, keeping the daemon view. */
 static void merge_kernel_view(struct manager *m, struct rpm_region *dst,
 			      const struct rpm_region *src)
@@ -419,6 +425,7 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 			    rpm_genl_extack(m->genl));
 		policy_note_compact(&m->pstate, reg, now, 0, 0, 0, r);
 		reg->last_action = "compact failed";
+		m->last_error = r;
 		return;
 	}
 	m->compacts++;
@@ -441,6 +448,7 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 	/* a fresh breakdown (one region, O(its pages)): the policy must not
 	 * plan the next call from what the region held before this one */
 	refresh_region(m, reg, true);
+	note(m, MANAGER_NOTE_COMPACTED, reg->id, 0);
 }
 
 static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
@@ -457,6 +465,7 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		log_info("region %u: park refused: %s%s%s", reg->id, strerror(-r),
 			 extack_sep(m), rpm_genl_extack(m->genl));
 		reg->last_action = "park refused";
+		m->last_error = r;
 		refresh_region(m, reg, false);
 		return;
 	}
@@ -469,6 +478,7 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 	reg->last_action = "parked";
 	report(m, "region %u: parked (%" PRIu64 " pages held): %s", reg->id, reg->parked_pages,
 	       a->reason ? a->reason : "");
+	note(m, MANAGER_NOTE_PARKED, reg->id, 0);
 }
 
 static int unpark(struct manager *m, struct rpm_region *reg, const char *why)
@@ -511,6 +521,9 @@ static void execute(struct manager *m, const struct rpm_action *a, usec_t_ now)
 		log_debug("action %d for unknown region %u ignored", a->kind, a->region);
 		return;
 	}
+	if (m->paused && (a->kind == RPM_ACT_COMPACT || a->kind == RPM_ACT_PARK ||
+			  a->kind == RPM_ACT_SCAN || a->kind == RPM_ACT_SAMPLE_IDLE))
+		return;		/* Pause(): releases only */
 	switch (a->kind) {
 	case RPM_ACT_NONE:
 		break;
@@ -603,6 +616,7 @@ int manager_pass(struct manager *m)
 	sd_notifyf(false, "STATUS=%s", status);
 	if (m->once && m->report)
 		fprintf(m->report, "pass: %zu action(s); %s\n", n, status);
+	note(m, MANAGER_NOTE_PASS, 0, 0);
 	return 0;
 }
 
@@ -623,6 +637,7 @@ static void on_event(const struct rpm_event *ev, void *userdata)
 			policy_note_refill(&m->config.policy, &m->pstate, reg, now_usec());
 		break;
 	case RPM_EVENT_RELEASE:
+		note(m, MANAGER_NOTE_RELEASED, ev->id, ev->reason);
 		if (!reg) {
 			m->need_dump = true;
 			break;
@@ -662,6 +677,7 @@ static int on_genl_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	} else if (r < 0) {
 		rpm_log_errno(LOG_WARNING, r, "reading regionpm events");
 	}
+	note(m, MANAGER_NOTE_PASS, 0, 0);
 	return 0;
 }
 
@@ -746,6 +762,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 	setup_psi(m);
 	sd_event_source_set_time_relative(m->pass_timer, (uint64_t)m->config.interval_sec * 1000000);
 	log_info("configuration reloaded (%u warning(s))", warnings);
+	note(m, MANAGER_NOTE_RELOADED, 0, 0);
 	sd_notify(false, "READY=1\nSTATUS=Configuration reloaded");
 	return 0;
 }
@@ -881,4 +898,46 @@ struct manager *manager_free(struct manager *m)
 	free(m->dropin_dir);
 	free(m);
 	return NULL;
+}
+
+/* ---- requests from the bus ------------------------------------------------ */
+
+struct rpm_region *manager_find_region(struct manager *m, uint32_t id)
+{
+	return find_region(m, id);
+}
+
+int manager_refresh_region(struct manager *m, struct rpm_region *reg, bool scan)
+{
+	return refresh_region(m, reg, scan);
+}
+
+int manager_compact_region(struct manager *m, struct rpm_region *reg, uint32_t mode,
+			   const char *why)
+{
+	struct rpm_action a = { .kind = RPM_ACT_COMPACT, .region = reg->id, .mode = mode,
+				.budget = 0, .reason = why };
+
+	m->last_error = 0;
+	do_compact(m, reg, &a, now_usec());
+	return m->last_error;
+}
+
+int manager_park_region(struct manager *m, struct rpm_region *reg, const char *why)
+{
+	struct rpm_action a = { .kind = RPM_ACT_PARK, .region = reg->id, .reason = why };
+
+	m->last_error = 0;
+	do_park(m, reg, &a, now_usec());
+	return m->last_error;
+}
+
+int manager_unpark_region(struct manager *m, struct rpm_region *reg, const char *why)
+{
+	return unpark(m, reg, why);
+}
+
+void manager_reload(struct manager *m)
+{
+	on_hup(NULL, NULL, m);
 }

@@ -23,6 +23,14 @@ struct psi_monitor;
 #define MANAGER_MAX_SAMPLES 8
 #define MANAGER_MAX_PROT_INO 4096
 
+enum manager_note {
+	MANAGER_NOTE_COMPACTED,		/* id: the daemon compacted the region */
+	MANAGER_NOTE_PARKED,		/* id: the daemon parked the region */
+	MANAGER_NOTE_RELEASED,		/* id, arg = enum regionpm_release_reason */
+	MANAGER_NOTE_PASS,		/* a decision pass or an event changed state */
+	MANAGER_NOTE_RELOADED,		/* the configuration was read again */
+};
+
 struct manager {
 	sd_event *event;
 	struct rpm_genl *genl;
@@ -58,6 +66,13 @@ struct manager {
 	/* totals of this run */
 	uint64_t migrated, dropped, failed;
 	unsigned compacts, parks, unparks, released_by_kernel, protected_forced;
+
+	/* D-Bus (bus.c): told what happened, so it can send signals and
+	 * property changes; NULL without a bus. */
+	void (*notify)(struct manager *m, enum manager_note what, uint32_t id, uint32_t arg);
+	void *bus;
+	bool paused;			/* Pause(): no emptying or parking, releases go on */
+	int last_error;			/* of the last compact or park request, 0 or -errno */
 };
 
 int manager_new(struct manager **ret);
@@ -77,6 +92,17 @@ int manager_run(struct manager *m);
 void manager_release_all(struct manager *m);
 /* Status line for sd_notify STATUS= and the log. */
 void manager_status(const struct manager *m, char *buf, size_t len);
+
+/* For the bus: look up a region, re-read it (with a page-by-page scan),
+ * compact it / park it like a policy action (m->last_error tells how it
+ * went), unpark it, reload the configuration as SIGHUP does. */
+struct rpm_region *manager_find_region(struct manager *m, uint32_t id);
+int manager_refresh_region(struct manager *m, struct rpm_region *reg, bool scan);
+int manager_compact_region(struct manager *m, struct rpm_region *reg, uint32_t mode,
+			   const char *why);
+int manager_park_region(struct manager *m, struct rpm_region *reg, const char *why);
+int manager_unpark_region(struct manager *m, struct rpm_region *reg, const char *why);
+void manager_reload(struct manager *m);
 
 /* Exposed for tests: meminfo from <root>/proc/meminfo, in pages. */
 int manager_read_meminfo(const char *root, uint64_t page_size,
