@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
+#include "bus.h"
 #include "log.h"
 #include "manager.h"
 
@@ -28,6 +29,11 @@ static void help(void)
 	       "  -1, --once          one decision pass, print what was done, exit\n"
 	       "  -v, --verbose       debug messages\n"
 	       "      --debug         debug messages and a dump of every netlink packet\n"
+	       "      --bus-address ADDRESS\n"
+	       "                      D-Bus to serve org.regionpm1 on instead of the system\n"
+	       "                      bus (also $REGIONPM_BUS_ADDRESS)\n"
+	       "      --bus-introspect\n"
+	       "                      print the D-Bus introspection XML and exit\n"
 	       "  -h, --help          this help\n"
 	       "  -V, --version       version\n\n"
 	       "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT give every\n"
@@ -37,19 +43,21 @@ static void help(void)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_DEBUG = 0x100 };
+	enum { OPT_DEBUG = 0x100, OPT_BUS_ADDRESS, OPT_BUS_INTROSPECT };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "once", no_argument, NULL, '1' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "debug", no_argument, NULL, OPT_DEBUG },
+		{ "bus-address", required_argument, NULL, OPT_BUS_ADDRESS },
+		{ "bus-introspect", no_argument, NULL, OPT_BUS_INTROSPECT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
 	struct manager *m = NULL;
-	const char *config = NULL;
+	const char *config = NULL, *bus_address = getenv("REGIONPM_BUS_ADDRESS");
 	bool dry_run = false, once = false, packet_dump = false;
 	unsigned warnings = 0;
 	sigset_t mask;
@@ -74,6 +82,16 @@ int main(int argc, char **argv)
 			rpm_log_max_level = LOG_DEBUG;
 			packet_dump = true;
 			break;
+		case OPT_BUS_ADDRESS:
+			bus_address = optarg;
+			break;
+		case OPT_BUS_INTROSPECT:
+			r = bus_introspect(stdout);
+			if (r < 0) {
+				rpm_log_errno(LOG_ERR, r, "introspecting the D-Bus interface");
+				return 1;
+			}
+			return 0;
 		case 'h':
 			help();
 			return 0;
@@ -143,6 +161,18 @@ int main(int argc, char **argv)
 		rpm_log_errno(LOG_ERR, r, "starting");
 		goto out;
 	}
+	if (bus_address && !*bus_address)
+		bus_address = NULL;
+	if (!once) {
+		/* Without a system bus (a bare test VM) the daemon still works;
+		 * a bus that was asked for explicitly must be there. */
+		r = bus_open(m, bus_address);
+		if (r < 0 && bus_address)
+			goto out;
+		if (r < 0)
+			log_warning("running without D-Bus: regionpmctl cannot reach this daemon");
+		r = 0;
+	}
 	log_info("regionpmd %s: %zu regions of %llu MiB%s%s", RPM_VERSION, m->n_regions,
 		 (unsigned long long)(m->info.region_size >> 20),
 		 dry_run ? ", dry run" : "", once ? ", one pass" : "");
@@ -157,6 +187,7 @@ int main(int argc, char **argv)
 		printf("regionpmd: one pass done: %s\n", status);
 	}
 out:
+	bus_close(m);
 	manager_free(m);
 	return r < 0 ? 1 : 0;
 }
