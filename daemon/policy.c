@@ -67,7 +67,13 @@ bool region_has_unmovable(const struct rpm_region *r)
 
 	if (!d->valid)
 		return false;
-	return d->slab + d->page_table + d->reserved + d->kernel_other > 0;
+	/*
+	 * kernel_other is not counted: most of it is pages on per-CPU free
+	 * lists, which a compaction drains.  Kernel pages that really stay
+	 * are found by compacting: the kernel names them as the obstacle and
+	 * policy_note_obstacle() backs the region off.
+	 */
+	return d->slab + d->page_table + d->reserved > 0;
 }
 
 uint64_t region_used_pages(const struct rpm_region *r)
@@ -538,6 +544,26 @@ void policy_note_compact(struct rpm_policy_state *st, struct rpm_region *r,
 		r->last_vacated = now;
 		st->regions_vacated++;
 	}
+}
+
+void policy_note_obstacle(const struct rpm_policy_config *cfg,
+			  struct rpm_region *r, usec_t_ now, uint32_t obstacle,
+			  uint64_t progress)
+{
+	unsigned shift;
+
+	if (progress || !obstacle) {
+		r->stuck_count = 0;
+		return;
+	}
+	/* No page moved and the kernel named what is in the way: wait. */
+	if (r->stuck_count < UINT32_MAX)
+		r->stuck_count++;
+	shift = r->stuck_count - 1;
+	if (shift > RPM_POLICY_MAX_BACKOFF_SHIFT)
+		shift = RPM_POLICY_MAX_BACKOFF_SHIFT;
+	r->backoff_until = now + ((usec_t_)cfg->pingpong_backoff_sec * 1000000u << shift);
+	r->last_action = "stuck";
 }
 
 void policy_note_parked(struct rpm_policy_state *st, struct rpm_region *r,

@@ -156,6 +156,14 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 void policy_note_compact(struct rpm_policy_state *st, struct rpm_region *r,
 			 usec_t_ now, uint64_t migrated, uint64_t dropped,
 			 uint64_t failed, int error);
+/*
+ * After a compaction: with no page migrated or dropped and an obstacle
+ * named by the kernel (enum regionpm_obstacle, 0 = none), leave the region
+ * alone for PingPongBackoffSec, doubling on each repeat; progress resets.
+ */
+void policy_note_obstacle(const struct rpm_policy_config *cfg,
+			  struct rpm_region *r, usec_t_ now, uint32_t obstacle,
+			  uint64_t progress);
 void policy_note_parked(struct rpm_policy_state *st, struct rpm_region *r,
 			usec_t_ now);
 void policy_note_released(struct rpm_policy_state *st, struct rpm_region *r,

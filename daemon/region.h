@@ -52,6 +52,7 @@ struct rpm_region {
 	usec_t_ last_refilled;		/* first allocation after vacate/park */
 	unsigned refill_count;		/* ping-pong counter, decays */
 	usec_t_ backoff_until;		/* leave alone until then */
+	uint32_t stuck_count;		/* compactions in a row without progress */
 	uint64_t pages_migrated;	/* totals for this region */
 	uint64_t pages_dropped;
 	const char *last_action;	/* static string, for display */

@@ -132,9 +132,16 @@ static void test_helpers(void **state)
 	w.r[3].free_pages = RP + 5;	/* racy counters must not wrap */
 	assert_int_equal(region_used_pages(&w.r[3]), 0);
 	assert_false(region_has_unmovable(&w.r[3]));
-	w.r[3].detail.kernel_other = 1;
-	assert_true(region_has_unmovable(&w.r[3]));
+	/* per-CPU list pages show as kernel_other; compaction drains them */
+	w.r[3].detail.kernel_other = 512;
+	assert_false(region_has_unmovable(&w.r[3]));
 	w.r[3].detail.kernel_other = 0;
+	w.r[3].detail.slab = 1;
+	assert_true(region_has_unmovable(&w.r[3]));
+	w.r[3].detail.slab = 0;
+	w.r[3].detail.page_table = 1;
+	assert_true(region_has_unmovable(&w.r[3]));
+	w.r[3].detail.page_table = 0;
 	w.r[3].detail.reserved = 1;
 	assert_true(region_has_unmovable(&w.r[3]));
 	w.r[3].detail.valid = false;	/* unknown is not unmovable: scan first */
@@ -649,6 +656,36 @@ static void test_refund_and_adaptation(void **state)
 	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, RPM_POLICY_MIN_CHUNK);
 }
 
+/* A compaction that moved nothing and hit an obstacle backs the region
+ * off, doubling each time; progress clears it. */
+static void test_obstacle_backs_off(void **state)
+{
+	struct world w;
+	usec_t_ base;
+
+	(void)state;
+	world_init(&w);
+	set_used(&w, 7, 20000, 0);
+	base = (usec_t_)w.cfg.pingpong_backoff_sec * SEC;
+	decide(&w);
+	assert_non_null(first(&w, RPM_ACT_COMPACT));
+	assert_int_equal(first(&w, RPM_ACT_COMPACT)->region, 7);
+	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, 6 /* PINNED */, 0);
+	assert_int_equal(w.r[7].backoff_until, w.sys.now + base);
+	w.sys.now += SEC;
+	decide(&w);
+	for (size_t i = 0; i < w.n; i++)
+		if (w.out[i].kind == RPM_ACT_COMPACT)
+			assert_int_not_equal(w.out[i].region, 7);
+	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, 6, 0);
+	assert_int_equal(w.r[7].backoff_until, w.sys.now + 2 * base);
+	/* no obstacle named, or pages moved: not stuck */
+	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, 6, 100);
+	assert_int_equal(w.r[7].stuck_count, 0);
+	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, 0, 0);
+	assert_int_equal(w.r[7].stuck_count, 0);
+}
+
 static void test_psi_rising_slows_down(void **state)
 {
 	struct world w;
@@ -836,6 +873,7 @@ int main(void)
 		cmocka_unit_test(test_release_by_kernel),
 		cmocka_unit_test(test_vacated_seen_late),
 		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_obstacle_backs_off),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
