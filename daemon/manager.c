@@ -443,6 +443,7 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 		log_debug("region %u: kernel: %s", reg->id, rpm_genl_extack(m->genl));
 	policy_note_compact(&m->pstate, reg, now, res.migrated, res.dropped, res.failed, 0);
 	reg->last_action = "compacted";
+	policy_note_obstacle(&m->config.policy, reg, now, res.obstacle, res.migrated + res.dropped);
 	if (res.migrated + res.dropped)
 		m->progress = true;
 	/* a fresh breakdown (one region, O(its pages)): the policy must not
