@@ -2,8 +2,16 @@
 /*
  * kpageflags-regions: the independent judge.  Counts, per physical region,
  * free pages (buddy or offline), pages holding slab, page tables or reserved
- * memory (what keeps a region from ever being emptied), and other used
- * pages, from /proc/kpageflags alone -- not from regionpm's own counters.
+ * memory (what keeps a region from ever being emptied), other kernel pages
+ * (in use, but with no flag of user memory or page cache: vmalloc, kernel
+ * stacks, buffers -- also unmovable, though pages waiting on per-CPU free
+ * lists look the same), and other used pages, from /proc/kpageflags alone
+ * -- not from regionpm's own counters.
+ *
+ * Bounds on the empty regions: bound-simple = regions - ceil(used / region);
+ * bound-tight also counts every region holding slab, page-table or reserved
+ * pages as occupied; bound-strict counts regions holding other kernel pages
+ * as occupied too.
  *
  *   kpageflags-regions [-s REGION_BYTES] [-f KPAGEFLAGS] [-m MAX_PFN] [-j]
  *
@@ -26,8 +34,14 @@
 #define KPF_PGTABLE	26
 #define KPF_RESERVED	32
 
+/* Flags any page of user memory or page cache carries at least one of. */
+#define KPF_USER_MASK	((1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | \
+			 (1ULL << 6) | (1ULL << 8) | (1ULL << 11) | (1ULL << 12) | \
+			 (1ULL << 13) | (1ULL << 14) | (1ULL << 15) | (1ULL << 16) | \
+			 (1ULL << 17) | (1ULL << 18) | (1ULL << 21) | (1ULL << 22))
+
 struct region {
-	uint64_t present, free, unmovable, used;
+	uint64_t present, free, unmovable, kernel, used;
 };
 
 static uint64_t read_hex_file(const char *path)
@@ -117,31 +131,40 @@ int main(int argc, char **argv)
 			else if (fl & ((1ULL << KPF_SLAB) | (1ULL << KPF_PGTABLE) |
 				       (1ULL << KPF_RESERVED)))
 				reg->unmovable++;
+			else if (!(fl & KPF_USER_MASK))
+				reg->kernel++;
 			else
 				reg->used++;
 		}
 	}
 	fclose(f);
 
-	uint64_t present_regions = 0, empty = 0, with_unmovable = 0, used = 0;
+	uint64_t present_regions = 0, empty = 0, with_unmovable = 0, with_kernel = 0;
+	uint64_t used = 0, movable_used = 0, strict_used = 0, with_either = 0;
+
 	for (uint64_t i = 0; i < nr; i++) {
 		if (!r[i].present)
 			continue;
 		present_regions++;
 		empty += r[i].free == r[i].present;
 		with_unmovable += r[i].unmovable > 0;
-		used += r[i].unmovable + r[i].used;
+		with_kernel += r[i].kernel > 0;
+		with_either += r[i].unmovable + r[i].kernel > 0;
+		used += r[i].unmovable + r[i].kernel + r[i].used;
+		/* Best possible: every region without unmovable pages, minus
+		 * those the remaining movable pages need once packed. */
+		if (!r[i].unmovable)
+			movable_used += r[i].kernel + r[i].used;
+		if (!r[i].unmovable && !r[i].kernel)
+			strict_used += r[i].used;
 	}
-	/* Best possible: every region without unmovable pages, minus those the
-	 * remaining movable pages need once packed. */
-	uint64_t movable_used = 0;
-	for (uint64_t i = 0; i < nr; i++)
-		if (r[i].present && !r[i].unmovable)
-			movable_used += r[i].used;
 	uint64_t bound_simple = present_regions - (used + region_pages - 1) / region_pages;
 	uint64_t need = (movable_used + region_pages - 1) / region_pages;
 	uint64_t bound_tight = present_regions - with_unmovable > need ?
 			       present_regions - with_unmovable - need : 0;
+	uint64_t need_strict = (strict_used + region_pages - 1) / region_pages;
+	uint64_t bound_strict = present_regions - with_either > need_strict ?
+				present_regions - with_either - need_strict : 0;
 
 	if (json) {
 		printf("{\"region_bytes\": %" PRIu64 ", \"regions\": [", region_bytes);
@@ -149,23 +172,30 @@ int main(int argc, char **argv)
 			if (!r[i].present)
 				continue;
 			printf("%s{\"id\": %" PRIu64 ", \"present\": %" PRIu64 ", \"free\": %" PRIu64
-			       ", \"unmovable\": %" PRIu64 ", \"used\": %" PRIu64 "}",
-			       first ? "" : ", ", i, r[i].present, r[i].free, r[i].unmovable, r[i].used);
+			       ", \"unmovable\": %" PRIu64 ", \"kernel\": %" PRIu64 ", \"used\": %" PRIu64 "}",
+			       first ? "" : ", ", i, r[i].present, r[i].free, r[i].unmovable,
+			       r[i].kernel, r[i].used);
 			first = 0;
 		}
 		printf("], \"present_regions\": %" PRIu64 ", \"empty_regions\": %" PRIu64
 		       ", \"regions_with_unmovable\": %" PRIu64 ", \"bound_simple\": %" PRIu64
-		       ", \"bound_tight\": %" PRIu64 "}\n",
-		       present_regions, empty, with_unmovable, bound_simple, bound_tight);
+		       ", \"bound_tight\": %" PRIu64 ", \"regions_with_kernel\": %" PRIu64
+		       ", \"bound_strict\": %" PRIu64 "}\n",
+		       present_regions, empty, with_unmovable, bound_simple, bound_tight,
+		       with_kernel, bound_strict);
 		return 0;
 	}
-	printf("%6s %10s %10s %10s %10s\n", "region", "present", "free", "unmovable", "used");
+	printf("%6s %10s %10s %10s %10s %10s\n", "region", "present", "free", "unmovable",
+	       "kernel", "used");
 	for (uint64_t i = 0; i < nr; i++)
 		if (r[i].present)
-			printf("%6" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
-			       i, r[i].present, r[i].free, r[i].unmovable, r[i].used);
+			printf("%6" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+			       " %10" PRIu64 "\n", i, r[i].present, r[i].free, r[i].unmovable,
+			       r[i].kernel, r[i].used);
 	printf("regions %" PRIu64 " empty %" PRIu64 " with-unmovable %" PRIu64
-	       " bound-simple %" PRIu64 " bound-tight %" PRIu64 "\n",
-	       present_regions, empty, with_unmovable, bound_simple, bound_tight);
+	       " bound-simple %" PRIu64 " bound-tight %" PRIu64 " with-kernel %" PRIu64
+	       " bound-strict %" PRIu64 "\n",
+	       present_regions, empty, with_unmovable, bound_simple, bound_tight,
+	       with_kernel, bound_strict);
 	return 0;
 }
