@@ -426,6 +426,7 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 		policy_note_compact(&m->pstate, reg, now, 0, 0, 0, r);
 		reg->last_action = "compact failed";
 		m->last_error = r;
+		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
 		return;
 	}
 	m->compacts++;
@@ -467,6 +468,7 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 			 extack_sep(m), rpm_genl_extack(m->genl));
 		reg->last_action = "park refused";
 		m->last_error = r;
+		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
 		refresh_region(m, reg, false);
 		return;
 	}

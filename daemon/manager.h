@@ -73,6 +73,7 @@ struct manager {
 	void *bus;
 	bool paused;			/* Pause(): no emptying or parking, releases go on */
 	int last_error;			/* of the last compact or park request, 0 or -errno */
+	char last_extack[256];		/* and the kernel's message for it */
 };
 
 int manager_new(struct manager **ret);
