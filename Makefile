@@ -4,6 +4,7 @@
 #   make kernel       patched Linux 6.12 test kernel (cached; KERNEL_VARIANT=debug)
 #   make check        everything, unit tests, then the in-VM tests
 #   make demo         the main job (see README.md)
+#   make bench        the benchmark of docs/benchmarks.md (under 30 minutes)
 #   make vm-shell     interactive guest on the test kernel
 #   make deps         install the Debian packages needed (idempotent)
 #   make clean        remove build output in this tree (the kernel cache stays)
@@ -123,6 +124,12 @@ check-debug: deps
 demo: deps
 	@$(MAKE) --no-print-directory all kernel
 	@scripts/demo.sh
+
+# The fragmenting workload under six configurations in fresh VMs, side by
+# side: table, bench/results/<stamp>.json and .png (docs/benchmarks.md).
+bench: deps
+	@$(MAKE) --no-print-directory all kernel
+	@bench/run-bench.sh
 
 vm-shell: kernel
 	@tests/vm/run-vm --variant $(KERNEL_VARIANT) --mem $(VM_MEM) --cpus $(VM_CPUS) --shell

@@ -23,6 +23,8 @@ packages=(
 	libxml2-utils
 	# systemd as PID 1 in the VM, private and system buses, man(1) in tests
 	systemd systemd-sysv dbus man-db
+	# bench plot
+	gnuplot-nox
 )
 
 missing=()

@@ -1,0 +1,51 @@
+#!/bin/bash
+# make bench: the fragmenting workload (bench/workload/fragment.sh) in fresh
+# VMs, one at a time, under six configurations side by side:
+#   (a) stock  (b) proactive compaction  (c) naive drop_caches + compact
+#   every 10 s  (d) DAMON_RECLAIM defaults  (e) allocation bias alone
+#   (f) regionpmd with defaults
+# for each memory size in BENCH_SIZES.  Each guest (bench/guest-run.sh)
+# writes one JSON; bench/aggregate.py prints the table, writes
+# bench/results/<stamp>.json (+ latest.json, latest.txt) and the plot
+# bench/results/<stamp>.png (+ latest.png).
+#
+#   BENCH_SIZES="2G 4G"   guest memory sizes (128 MiB regions: memory block)
+#   BENCH_CONFIGS="stock proactive naive damon bias regionpmd"
+#   BENCH_HOT_SECS=40     length of the hot phase
+#   BENCH_KEEP=DIR        keep the per-run JSON and console logs in DIR
+set -uo pipefail
+. "$(dirname "$0")/../scripts/lib.sh"
+cd "$REGIONPM_TOP"
+
+sizes=${BENCH_SIZES:-2G 4G}
+configs=${BENCH_CONFIGS:-stock proactive naive damon bias regionpmd}
+hot=${BENCH_HOT_SECS:-40}
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+rundir=${BENCH_KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/regionpm-bench.XXXXXX")}
+mkdir -p "$rundir"
+kernel=$(scripts/kernel-build.sh default) || die "kernel build failed"
+t_start=$(date +%s)
+
+echo "regionpm bench: sizes [$sizes], configurations [$configs], hot phase ${hot}s; runs in $rundir"
+for size in $sizes; do
+	# scratch disk: room for the files (56 % of memory) plus slack
+	scratch=$(( $(numfmt --from=iec "$size") * 2 / 1048576 ))M
+	for cfg in $configs; do
+		append=
+		[ "$cfg" = bias ] && append="regionpm.bias=1"
+		t0=$(date +%s)
+		printf '%-4s %-10s ... ' "$size" "$cfg"
+		tests/vm/run-vm --kernel "$kernel" --quiet --mem "$size" --scratch "$scratch" \
+			--timeout 600 ${append:+--append "$append"} \
+			--out "$rundir/$size-$cfg.json" --log "$rundir/$size-$cfg.log" \
+			-- bench/guest-run.sh "$cfg" "$hot" > "$rundir/$size-$cfg.out" 2>&1
+		rc=$?
+		printf 'exit %d, %ds; %s\n' "$rc" $(( $(date +%s) - t0 )) \
+			"$(grep -m1 -o 'end: .*' "$rundir/$size-$cfg.log" 2>/dev/null)"
+		[ "$rc" = 0 ] || tail -n 15 "$rundir/$size-$cfg.out" | sed 's/^/    /'
+	done
+done
+echo "bench VM runs took $(( $(date +%s) - t_start )) s"
+echo
+python3 bench/aggregate.py "$rundir" "$stamp" bench/results
+echo "bench total $(( $(date +%s) - t_start )) s"
