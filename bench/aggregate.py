@@ -152,7 +152,7 @@ def main():
                   else 'set terminal png size 1100,%d' % (420 * len(sizes)),
                   'set output "%s"' % os.path.join(outdir, stamp + ".png"),
                   "set multiplot layout %d,1" % len(sizes), "set key outside right",
-                  "set xlabel 'seconds since boot of the run'", "set ylabel 'empty regions (kpageflags)'",
+                  "set xlabel 'seconds since the run started (fill, then free, then hot phase)'", "set ylabel 'empty regions (kpageflags)'",
                   "set grid"]
         for size in sizes:
             plots = []
