@@ -239,6 +239,30 @@ static void test_park_respects_headroom(void **state)
 	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
 }
 
+/* Parked memory still counts in the headroom's base: MemTotal shrinks
+ * with every park, the headroom must not. */
+static void test_headroom_counts_parked(void **state)
+{
+	struct world w;
+	uint64_t headroom = NR * RP / 10;	/* of all memory, parked included */
+
+	(void)state;
+	world_init(&w);
+	/* Regions 5 and 6 parked by us: MemTotal lost 2 regions. */
+	for (uint32_t i = 5; i < 7; i++) {
+		set_parked(&w, i, true, T0 - SEC);
+	}
+	set_used(&w, 7, 0, 0);
+	/* Enough above a headroom of the shrunken MemTotal, not above the
+	 * headroom of all memory: no park. */
+	w.sys.mem_available_pages = (NR - 2) * RP / 10 + RP + RP / 40;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
+	w.sys.mem_available_pages = headroom + RP;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_PARK), 1);
+}
+
 static void test_never_parks_under_pressure(void **state)
 {
 	struct world w;
@@ -308,7 +332,7 @@ static void test_unparks_below_headroom_order(void **state)
 	set_parked(&w, 4, true, T0 - 30 * SEC);
 	set_parked(&w, 5, true, T0 - 10 * SEC);
 	set_parked(&w, 7, false, T0 - 5 * SEC);
-	headroom = w.sys.mem_total_pages / 2;
+	headroom = NR * RP / 2;	/* of all memory, parked included */
 	w.sys.mem_available_pages = headroom - 2 * RP - RP / 2;
 	decide(&w);
 	assert_int_equal(w.n, 3);
@@ -323,7 +347,7 @@ static void test_unparks_below_headroom_order(void **state)
 	set_parked(&w, 4, true, T0 - 30 * SEC);
 	set_parked(&w, 5, true, T0 - 10 * SEC);
 	set_used(&w, 6, 0, 0);
-	w.sys.mem_available_pages = w.sys.mem_total_pages / 2 - RP / 2;
+	w.sys.mem_available_pages = NR * RP / 2 - RP / 2;
 	decide(&w);
 	assert_int_equal(w.n, 1);
 	assert_int_equal(w.out[0].region, 5);
@@ -874,6 +898,7 @@ int main(void)
 		cmocka_unit_test(test_vacated_seen_late),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_obstacle_backs_off),
+		cmocka_unit_test(test_headroom_counts_parked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
