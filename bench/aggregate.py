@@ -151,6 +151,7 @@ def main():
         script = ['set terminal pngcairo size 1100,%d font ",10"' % (420 * len(sizes)) if has_cairo()
                   else 'set terminal png size 1100,%d' % (420 * len(sizes)),
                   'set output "%s"' % os.path.join(outdir, stamp + ".png"),
+                  "set termoption noenhanced",
                   "set multiplot layout %d,1" % len(sizes), "set key outside right",
                   "set xlabel 'seconds since the run started (fill, then free, then hot phase)'", "set ylabel 'empty regions (kpageflags)'",
                   "set grid"]
