@@ -151,10 +151,22 @@ fill_page_cache() {
 }
 
 hugepages() { # N: size the hugetlb pool (0 gives it back to the buddy allocator)
+	local got n f
+	[ "$1" -gt 0 ] && echo 1 > /proc/sys/vm/compact_memory
 	echo "$1" > /proc/sys/vm/nr_hugepages
-	local got
 	got=$(cat /proc/sys/vm/nr_hugepages)
 	[ "$got" -ge "$1" ] || why_not="could reserve only $got of $1 hugetlb pages"
+	# hugetlb migration needs a free huge page on the target node: the
+	# pool is interleaved, but a node short of free 2 MiB blocks ends up
+	# with fewer, and move_pages() then fails with "Didn't migrate".
+	for f in /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages; do
+		[ -e "$f" ] && [ "$1" -gt 0 ] || continue
+		n=$(cat "$f")
+		[ "$n" -ge 2 ] && continue
+		echo 2 > "$f"
+		n=$(cat "$f")
+		[ "$n" -ge 2 ] || why_not="a node got only $n hugetlb pages ($f)"
+	done
 }
 
 # ---- running one test ----

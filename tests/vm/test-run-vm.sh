@@ -29,7 +29,9 @@ tap_check "guest output is streamed and the guest runs our kernel" output_stream
 
 host_binaries_and_cwd() {
 	local out
-	out=$(cd "$here" && run_vm_out -- sh -c 'pwd; python3 -c "print(6*7)"; stress-ng --version' 2>&1)
+	# The serial console ends lines with CR LF.
+	out=$(cd "$here" && run_vm_out -- sh -c 'pwd; python3 -c "print(6*7)"; stress-ng --version' 2>&1 |
+		tr -d '\r')
 	grep -qx "$here" <<<"$out" && grep -qx 42 <<<"$out" && grep -q stress-ng <<<"$out" ||
 		{ echo "$out" | tail -8; return 1; }
 }
