@@ -7,6 +7,8 @@ packages=(
 	# kernel source and build
 	linux-source-6.12 build-essential ccache flex bison bc libelf-dev
 	libssl-dev cpio kmod xz-utils zstd git patch python3 python3-yaml
+	# headers_install (mm selftests) copies with rsync
+	rsync
 	python3-jsonschema python3-ply python3-git python3-docutils
 	# test VM
 	qemu-system-x86 e2fsprogs util-linux
@@ -23,6 +25,8 @@ packages=(
 	libxml2-utils
 	# systemd as PID 1 in the VM, private and system buses, man(1) in tests
 	systemd systemd-sysv dbus man-db
+	# kill, ps, pgrep: the unit's ExecReload and the guest tests
+	procps
 	# bench plot
 	gnuplot-nox
 )
