@@ -28,7 +28,6 @@
 static const enum mnl_attr_data_type info_types[REGIONPM_A_INFO_MAX + 1] = {
 	[REGIONPM_A_INFO_REGION_SIZE] = MNL_TYPE_U64,
 	[REGIONPM_A_INFO_REGION_COUNT] = MNL_TYPE_U32,
-	[REGIONPM_A_INFO_BASE_PFN] = MNL_TYPE_U64,
 	[REGIONPM_A_INFO_BIAS] = MNL_TYPE_U8,
 	[REGIONPM_A_INFO_FRONTIER] = MNL_TYPE_U32,
 	[REGIONPM_A_INFO_PARKED_PAGES] = MNL_TYPE_U64,
@@ -223,7 +222,6 @@ int rpm_parse_info(const struct nlmsghdr *nlh, struct rpm_kernel_info *info)
 	*info = (struct rpm_kernel_info) {
 		.region_size = mnl_attr_get_u64(tb[REGIONPM_A_INFO_REGION_SIZE]),
 		.region_count = mnl_attr_get_u32(tb[REGIONPM_A_INFO_REGION_COUNT]),
-		.base_pfn = u64_or(tb[REGIONPM_A_INFO_BASE_PFN], 0),
 		.bias = tb[REGIONPM_A_INFO_BIAS] && mnl_attr_get_u8(tb[REGIONPM_A_INFO_BIAS]),
 		.frontier = u32_or(tb[REGIONPM_A_INFO_FRONTIER], 0),
 		.parked_pages = u64_or(tb[REGIONPM_A_INFO_PARKED_PAGES], 0),
@@ -411,7 +409,7 @@ const char *rpm_obstacle_name(uint32_t o)
 {
 	static const char *const names[] = {
 		"none", "reserved", "slab", "page-table", "kernel", "pinned", "dirty",
-		"writeback", "unevictable", "hugetlb", "busy", "isolation",
+		"writeback", "unevictable", "hugetlb", "isolation", "mode",
 	};
 	return o < sizeof(names) / sizeof(names[0]) ? names[o] : "unknown";
 }

@@ -62,7 +62,6 @@ struct rpm_region {
 struct rpm_kernel_info {
 	uint64_t region_size;		/* bytes */
 	uint32_t region_count;
-	uint64_t base_pfn;
 	bool bias;
 	uint32_t frontier;		/* region id of the allocation frontier */
 	uint64_t parked_pages;

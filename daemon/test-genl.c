@@ -43,7 +43,6 @@ static struct nlmsghdr *info_msg(bool with_count)
 	mnl_attr_put_u64(nlh, REGIONPM_A_INFO_REGION_SIZE, 128 << 20);
 	if (with_count)
 		mnl_attr_put_u32(nlh, REGIONPM_A_INFO_REGION_COUNT, 16);
-	mnl_attr_put_u64(nlh, REGIONPM_A_INFO_BASE_PFN, 0);
 	mnl_attr_put_u8(nlh, REGIONPM_A_INFO_BIAS, 1);
 	mnl_attr_put_u32(nlh, REGIONPM_A_INFO_FRONTIER, 5);
 	mnl_attr_put_u64(nlh, REGIONPM_A_INFO_PARKED_PAGES, 32768);

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Export the whole kernel change as a "git format-patch" series against
-# pristine Linux 6.12 and check it with the kernel's checkpatch.pl --strict.
+# the 6.12.y source of Debian's linux-source-6.12 (not 6.12.0: patch 0003 needs
+# 6.12.y's __rmqueue_claim()) and check it with the kernel's checkpatch.pl --strict.
 #
 #   scripts/kernel-series.sh [OUTDIR]   (default: build/kernel-series)
 #

@@ -21,6 +21,7 @@
 #include <linux/moduleparam.h>
 #include <linux/page-flags.h>
 #include <linux/sched.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
@@ -48,8 +49,11 @@ static inline bool zone_tracked(struct zone *zone)
 /*
  * regionpm.region_size= (bytes, boot only): power of two, at least
  * MAX_ORDER_NR_PAGES pages (one largest buddy block, which is also at least
- * a pageblock).  0 means the memory block size.
+ * a pageblock) and at most 64 GiB (a DIMM rank; larger regions would make
+ * one detail scan or compaction walk tens of millions of pages).  0 means
+ * the memory block size.
  */
+#define REGIONPM_MAX_REGION_SIZE	SZ_64G
 static unsigned long region_size;
 module_param(region_size, ulong, 0444);
 MODULE_PARM_DESC(region_size, "Region size in bytes (boot only; default: memory block size)");
@@ -118,13 +122,26 @@ bool __regionpm_bias_pfn(unsigned long pfn)
 }
 
 /*
- * First-allocation events.  The hook runs under zone->lock with interrupts
- * off, so it only sets a bit and raises an irq_work; the irq_work queues a
- * delayed work, which coalesces everything pending into one message per
- * region at most every event_interval_ms.
+ * First-allocation events.  A region is marked empty when a free makes all
+ * its managed pages free; the next block taken from the free lists in it
+ * clears the mark and notes an event.  The hook runs under zone->lock with
+ * interrupts off, so it only sets a bit and raises an irq_work; the
+ * irq_work queues a delayed work, which coalesces everything pending into
+ * one message per region at most every event_interval_ms.
+ *
+ * The mark is set when free >= managed, not ==, so a managed count that
+ * ran low (an update the hooks missed) cannot silence the event for good;
+ * and the work drops an event for a region that is empty again by then
+ * (a free block briefly taken and put back: page reporting, isolation).
  */
 static unsigned long *alloc_pending;
+static unsigned long *region_empty;
 static unsigned long events_armed;
+
+static bool region_all_free(struct regionpm_region *r)
+{
+	return atomic_long_read(&r->free) >= atomic_long_read(&r->managed);
+}
 
 static void event_workfn(struct work_struct *work)
 {
@@ -132,8 +149,17 @@ static void event_workfn(struct work_struct *work)
 
 	clear_bit(0, &events_armed);
 	for_each_set_bit(id, alloc_pending, regionpm.nr) {
-		if (test_and_clear_bit(id, alloc_pending))
-			regionpm_nl_notify_alloc(id);
+		struct regionpm_region *r = &regionpm.regions[id];
+
+		if (!test_and_clear_bit(id, alloc_pending))
+			continue;
+		if (READ_ONCE(r->state) != REGIONPM_REGION_STATE_ACTIVE)
+			continue;
+		if (region_all_free(r)) {
+			set_bit(id, region_empty);
+			continue;
+		}
+		regionpm_nl_notify_alloc(id);
 	}
 }
 
@@ -167,8 +193,13 @@ bool __regionpm_buddy_add(struct page *page, struct zone *zone,
 	unsigned long pfn = page_to_pfn(page);
 	struct regionpm_region *r = regionpm_region(pfn);
 
-	if (r && zone_tracked(zone))
-		atomic_long_add(1UL << order, &r->free);
+	if (r && zone_tracked(zone)) {
+		long free = atomic_long_add_return(1UL << order, &r->free);
+
+		if (unlikely(free >= atomic_long_read(&r->managed)) &&
+		    !test_bit(regionpm_id(r), region_empty))
+			set_bit(regionpm_id(r), region_empty);
+	}
 	return tail || (migratetype != MIGRATE_MOVABLE && regionpm_bias_pfn(pfn));
 }
 
@@ -176,20 +207,23 @@ void __regionpm_buddy_del(struct page *page, struct zone *zone,
 			  unsigned int order)
 {
 	struct regionpm_region *r = regionpm_region(page_to_pfn(page));
-	long old;
+	unsigned long id;
 
 	if (!r || !zone_tracked(zone))
 		return;
-	old = atomic_long_fetch_sub(1L << order, &r->free);
-	if (unlikely(old == atomic_long_read(&r->managed)) &&
+	atomic_long_sub(1L << order, &r->free);
+	id = regionpm_id(r);
+	if (unlikely(test_bit(id, region_empty)) && test_and_clear_bit(id, region_empty) &&
 	    READ_ONCE(r->state) == REGIONPM_REGION_STATE_ACTIVE)
-		note_first_alloc(regionpm_id(r));
+		note_first_alloc(id);
 }
 
 /*
  * adjust_managed_page_count() callers: free_initmem, balloons, virtio-mem,
- * memory hotplug, and our own park/unpark.  Hotplug passes a whole block;
- * spread the count over the regions it covers.
+ * memory hotplug, and our own park/unpark; and __free_pages_core() for
+ * memblock ranges freed late (memblock_free_late()), which add to the
+ * zone's managed count directly.  Hotplug passes a whole block; spread the
+ * count over the regions it covers.
  */
 void regionpm_managed_changed(struct page *page, long count)
 {
@@ -384,6 +418,21 @@ unlock:
 	spin_unlock_irqrestore(&zone->lock, flags);
 }
 
+/* Pages the buddy allocator got in [@pfn, @pfn + @nr): not reserved. */
+static unsigned long __init count_managed(unsigned long pfn, unsigned long nr)
+{
+	unsigned long n = 0, end = pfn + nr;
+
+	for (; pfn < end; pfn++) {
+		struct page *page = pfn_to_online_page(pfn);
+
+		/* Offline pages (balloons, virtio-mem) are not managed. */
+		if (page && !PageReserved(page) && !PageOffline(page))
+			n++;
+	}
+	return n;
+}
+
 static unsigned int __init pick_shift(void)
 {
 	unsigned long def = memory_block_size_bytes();
@@ -391,9 +440,10 @@ static unsigned int __init pick_shift(void)
 
 	if (!region_size)
 		return ilog2(def) - PAGE_SHIFT;
-	if (!is_power_of_2(region_size) || region_size < min) {
-		pr_warn("region_size=%lu is not a power of two of at least %lu bytes; using %lu\n",
-			region_size, min, def);
+	if (!is_power_of_2(region_size) || region_size < min ||
+	    region_size > REGIONPM_MAX_REGION_SIZE) {
+		pr_warn("region_size=%lu is not a power of two between %lu and %llu bytes; using %lu\n",
+			region_size, min, REGIONPM_MAX_REGION_SIZE, def);
 		region_size = 0;
 		return ilog2(def) - PAGE_SHIFT;
 	}
@@ -402,7 +452,7 @@ static unsigned int __init pick_shift(void)
 
 static int __init regionpm_init(void)
 {
-	unsigned long id, sum = 0;
+	unsigned long id, sec, last_sec, step, sum = 0;
 	struct zone *zone;
 	int ret;
 
@@ -410,30 +460,43 @@ static int __init regionpm_init(void)
 		return 0;
 	regionpm.shift = pick_shift();
 	region_size = PAGE_SIZE << regionpm.shift;
+	step = min_t(unsigned long, PAGES_PER_SECTION, regionpm_pages());
 	regionpm.nr = DIV_ROUND_UP(max_possible_pfn, regionpm_pages());
 	regionpm.regions = kvcalloc(regionpm.nr, sizeof(*regionpm.regions), GFP_KERNEL);
 	alloc_pending = bitmap_zalloc(regionpm.nr, GFP_KERNEL);
-	if (!regionpm.regions || !alloc_pending) {
+	region_empty = bitmap_zalloc(regionpm.nr, GFP_KERNEL);
+	if (!regionpm.regions || !alloc_pending || !region_empty) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
 
-	/* Managed pages: what the buddy allocator got, i.e. not reserved. */
 	for (id = 0; id < regionpm.nr; id++) {
-		unsigned long pfn, start = regionpm_start_pfn(id), n = 0;
-
 		INIT_LIST_HEAD(&regionpm.regions[id].owner_node);
-		for (pfn = start; pfn < start + regionpm_pages(); pfn++) {
-			struct page *page = pfn_to_online_page(pfn);
+		INIT_LIST_HEAD(&regionpm.regions[id].parked_node);
+	}
+	/*
+	 * Managed pages: what the buddy allocator got, i.e. not reserved.
+	 * Sections that are not online are skipped whole: max_possible_pfn
+	 * may lie far above the memory present (hotplug ranges, holes).
+	 */
+	last_sec = min_t(unsigned long, NR_MEM_SECTIONS,
+			 pfn_to_section_nr((regionpm.nr << regionpm.shift) - 1) + 1);
+	for (sec = 0; sec < last_sec; sec++) {
+		unsigned long pfn, start = section_nr_to_pfn(sec);
 
-			/* Offline pages (balloons, virtio-mem) are not managed. */
-			if (page && !PageReserved(page) && !PageOffline(page))
-				n++;
-			if (!(pfn & 1023))
-				cond_resched();
+		if (!online_section_nr(sec))
+			continue;
+		/* A section may hold several (small) regions. */
+		for (pfn = start; pfn < start + PAGES_PER_SECTION; pfn += step) {
+			struct regionpm_region *r = regionpm_region(pfn);
+			unsigned long n = count_managed(pfn, step);
+
+			if (r && n) {
+				atomic_long_add(n, &r->managed);
+				sum += n;
+			}
 		}
-		atomic_long_set(&regionpm.regions[id].managed, n);
-		sum += n;
+		cond_resched();
 	}
 	if (sum != totalram_pages())
 		pr_warn("regions hold %lu managed pages, the allocator %lu\n",
@@ -445,6 +508,10 @@ static int __init regionpm_init(void)
 	static_branch_enable(&regionpm_track_key);
 	for_each_populated_zone(zone)
 		regionpm_track_zone(zone);
+	for (id = 0; id < regionpm.nr; id++)
+		if (atomic_long_read(&regionpm.regions[id].managed) &&
+		    region_all_free(&regionpm.regions[id]))
+			set_bit(id, region_empty);
 
 	ret = regionpm_evacuate_init();
 	if (ret)
@@ -472,6 +539,7 @@ err_track:
 err_free:
 	/* Pairs with the acquires: nobody uses the table after this. */
 	smp_store_release(&initialised, false);
+	bitmap_free(region_empty);
 	bitmap_free(alloc_pending);
 	kvfree(regionpm.regions);
 	regionpm.regions = NULL;

@@ -9,13 +9,24 @@
  * Parking follows virtio-mem's "fake offline": the pages are taken with
  * alloc_contig_range(), marked PageOffline and removed from the managed
  * page count, so MemTotal shows them gone and the allocator never sees them.
+ *
+ * Memory hotplug: compact and park hold get_online_mems() from start to
+ * end, so a memory block cannot go offline while its pages are being moved
+ * or taken (an offline in the middle of take_run() would meet PageOffline
+ * pages with a reference and retry forever under mem_hotplug_lock).  Once a
+ * region is parked, MEM_GOING_OFFLINE gives it back.  Lock order:
+ * mem_hotplug_lock (read) -> regionpm.lock -> regionpm.park_lock; the
+ * hotplug notifier runs with mem_hotplug_lock held for write and takes only
+ * park_lock.
  */
 #define pr_fmt(fmt) "regionpm: " fmt
 
 #include <linux/memory.h>
+#include <linux/memory_hotplug.h>
 #include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/mm_inline.h>
+#include <linux/moduleparam.h>
 #include <linux/oom.h>
 #include <linux/page-isolation.h>
 #include <linux/sched/clock.h>
@@ -27,6 +38,30 @@
 #include "regionpm_internal.h"
 
 #define BATCH_PAGES 256
+
+/*
+ * regionpm.max_parked_pct=: parking stops short of this share of any zone
+ * (managed plus parked pages), so a wrong or hostile policy cannot take a
+ * node's or a zone's memory away; what is left always serves the kernel.
+ */
+static unsigned int max_parked_pct = 80;
+module_param(max_parked_pct, uint, 0644);
+MODULE_PARM_DESC(max_parked_pct, "Most of a zone that may be parked (%, default 80)");
+
+/*
+ * Parked pages per zone, indexed by zone_slot(); under park_lock, read
+ * without it by the shrinker's count.  The pressure paths use it to give
+ * back memory in the zone and node that is short.
+ */
+static unsigned long *zone_parked;
+
+/* Parked regions, so the release paths do not walk the whole table. */
+static LIST_HEAD(parked_regions);
+
+static inline unsigned int zone_slot(struct zone *zone)
+{
+	return zone_to_nid(zone) * MAX_NR_ZONES + zone_idx(zone);
+}
 
 struct evac {
 	const struct regionpm_compact_req *req;
@@ -93,18 +128,38 @@ static void flush_batch(struct evac *ev)
 	ev->nr_migrate = 0;
 }
 
+/* Does the sysctl vm.compact_unevictable_allowed let us move mlocked pages? */
+static bool unevictable_movable(void)
+{
+	return !IS_ENABLED(CONFIG_COMPACTION) || compaction_unevictable_allowed();
+}
+
 /*
- * One in-use page: drop it if it is clean page cache and the mode allows,
- * else queue it for migration if the mode allows.  Returns the pages the
- * folio spans from @pfn on, so the caller can skip its tail pages.
+ * Clean page cache is dropped only when reclaim would drop it too: not
+ * mapped (program text, libraries, mmapped data in use) and not on the
+ * active list (read more than once recently).  Hot clean cache is migrated
+ * like everything else, never thrown away to be read back.
+ */
+static bool folio_droppable(struct folio *folio)
+{
+	return folio_test_lru(folio) && !folio_test_anon(folio) &&
+	       !folio_test_swapbacked(folio) && !folio_test_dirty(folio) &&
+	       !folio_test_writeback(folio) && !folio_test_unevictable(folio) &&
+	       !folio_test_active(folio) && !folio_mapped(folio);
+}
+
+/*
+ * One in-use page: drop it if it is cold clean page cache and the mode
+ * allows, else queue it for migration if the mode allows.  Returns the
+ * pages the folio spans from @pfn on, so the caller can skip its tail pages.
  */
 static unsigned long evacuate_page(struct evac *ev, unsigned long pfn,
 				   struct page *page)
 {
 	enum regionpm_compact_mode mode = ev->req->mode;
 	struct folio *folio = page_folio(page);
+	enum regionpm_obstacle why = REGIONPM_OBSTACLE_NONE;
 	unsigned long nr = 1;
-	bool droppable;
 
 	if (!folio_try_get(folio))
 		return 1;
@@ -113,18 +168,22 @@ static unsigned long evacuate_page(struct evac *ev, unsigned long pfn,
 	nr = folio_nr_pages(folio) - folio_page_idx(folio, page);
 	ev->res->scanned += nr;
 
-	droppable = folio_test_lru(folio) && !folio_test_anon(folio) &&
-		    !folio_test_swapbacked(folio) && !folio_test_dirty(folio) &&
-		    !folio_test_writeback(folio) && !folio_test_unevictable(folio);
-	if (droppable && mode != REGIONPM_COMPACT_MODE_MIGRATE) {
+	if (folio_droppable(folio) && mode != REGIONPM_COMPACT_MODE_MIGRATE) {
 		if (folio_isolate_lru(folio)) {
 			list_add(&folio->lru, &ev->drop);
 			ev->handled += nr;
 			goto put;
 		}
-	} else if (mode != REGIONPM_COMPACT_MODE_DROP &&
-		   (folio_test_lru(folio) || __folio_test_movable(folio) ||
-		    folio_test_hugetlb(folio))) {
+	} else if (mode == REGIONPM_COMPACT_MODE_DROP) {
+		/* Anon, shmem, dirty or hot cache: only migration moves it. */
+		if (folio_test_lru(folio) || __folio_test_movable(folio))
+			why = REGIONPM_OBSTACLE_MODE;
+	} else if (folio_test_lru(folio) && folio_test_unevictable(folio) &&
+		   !unevictable_movable()) {
+		why = REGIONPM_OBSTACLE_UNEVICTABLE;
+		ev->res->kept_mlocked = true;
+	} else if (folio_test_lru(folio) || __folio_test_movable(folio) ||
+		   folio_test_hugetlb(folio)) {
 		if (isolate_folio_to_list(folio, &ev->migrate)) {
 			ev->nr_migrate += folio_nr_pages(folio);
 			ev->handled += nr;
@@ -132,7 +191,7 @@ static unsigned long evacuate_page(struct evac *ev, unsigned long pfn,
 		}
 	}
 	ev->res->skipped += nr;
-	note_obstacle(ev, pfn, classify(page));
+	note_obstacle(ev, pfn, why != REGIONPM_OBSTACLE_NONE ? why : classify(page));
 put:
 	folio_put(folio);
 	return nr;
@@ -178,6 +237,7 @@ static int evacuate_pageblock(struct evac *ev, unsigned long start)
 /* First in-use page of a pageblock that isolation refused, for the report. */
 static void report_unmovable(struct evac *ev, unsigned long start)
 {
+	enum regionpm_obstacle first = ev->res->obstacle;
 	unsigned long pfn;
 
 	for (pfn = start; pfn < start + pageblock_nr_pages; pfn++) {
@@ -189,6 +249,30 @@ static void report_unmovable(struct evac *ev, unsigned long start)
 		note_obstacle(ev, pfn, classify(page));
 	}
 	ev->res->scanned += pageblock_nr_pages;
+	/*
+	 * Nothing in use, yet isolation refused: the pageblock is CMA, is
+	 * isolated by someone else (another alloc_contig_range(), an offline)
+	 * or is a hole.
+	 */
+	if (first == REGIONPM_OBSTACLE_NONE && ev->res->obstacle == REGIONPM_OBSTACLE_NONE)
+		note_obstacle(ev, start, REGIONPM_OBSTACLE_ISOLATION);
+}
+
+/*
+ * The type a pageblock gets back after isolation.  A HIGHATOMIC reserve
+ * keeps its type, or the zone's reserve accounting goes wrong; isolation
+ * refuses CMA pageblocks for a MOVABLE request, so none gets here.  An
+ * UNMOVABLE or RECLAIMABLE pageblock that could be isolated held no
+ * unmovable page (has_unmovable_pages() said so), and after evacuation it
+ * holds at most movable ones: it becomes MOVABLE, as after
+ * alloc_contig_range(), rather than invite the next slab page back into a
+ * region that was just emptied.
+ */
+static int restore_type(int before)
+{
+	if (before == MIGRATE_UNMOVABLE || before == MIGRATE_RECLAIMABLE)
+		return MIGRATE_MOVABLE;
+	return before;
 }
 
 static int compact_range(const struct regionpm_compact_req *req,
@@ -199,14 +283,19 @@ static int compact_range(const struct regionpm_compact_req *req,
 	unsigned long pfn;
 	unsigned long nr_blocks = req->nr_pages / pageblock_nr_pages, i;
 	unsigned long *isolated;
+	u8 *before;
 	u64 t0 = local_clock();
 	int ret = 0;
 
 	INIT_LIST_HEAD(&ev.migrate);
 	INIT_LIST_HEAD(&ev.drop);
 	isolated = bitmap_zalloc(nr_blocks, GFP_KERNEL);
-	if (!isolated)
+	before = kmalloc_array(nr_blocks, sizeof(*before), GFP_KERNEL);
+	if (!isolated || !before) {
+		bitmap_free(isolated);
+		kfree(before);
 		return -ENOMEM;
+	}
 
 	/*
 	 * Isolate first, so migration targets and pages freed meanwhile cannot
@@ -217,8 +306,9 @@ static int compact_range(const struct regionpm_compact_req *req,
 		pfn = req->start_pfn + i * pageblock_nr_pages;
 		if (!pfn_to_online_page(pfn) || !pfn_to_online_page(pfn + pageblock_nr_pages - 1))
 			continue;
+		before[i] = get_pageblock_migratetype(pfn_to_page(pfn));
 		if (!start_isolate_page_range(pfn, pfn + pageblock_nr_pages,
-					      MIGRATE_MOVABLE, 0, GFP_KERNEL))
+					      restore_type(before[i]), 0, GFP_KERNEL))
 			__set_bit(i, isolated);
 	}
 	/* Pages on per-cpu LRU batches are invisible to isolation. */
@@ -238,9 +328,11 @@ static int compact_range(const struct regionpm_compact_req *req,
 
 	for_each_set_bit(i, isolated, nr_blocks) {
 		pfn = req->start_pfn + i * pageblock_nr_pages;
-		undo_isolate_page_range(pfn, pfn + pageblock_nr_pages, MIGRATE_MOVABLE);
+		undo_isolate_page_range(pfn, pfn + pageblock_nr_pages,
+					restore_type(before[i]));
 	}
 	bitmap_free(isolated);
+	kfree(before);
 
 	res->free_pages = regionpm_range_free(req->start_pfn, req->nr_pages);
 	res->elapsed_ns = local_clock() - t0;
@@ -257,6 +349,10 @@ static int compact_range(const struct regionpm_compact_req *req,
 				   res->obstacle == REGIONPM_OBSTACLE_WRITEBACK ? "writeback" :
 				   res->obstacle == REGIONPM_OBSTACLE_DIRTY ? "dirty" :
 				   res->obstacle == REGIONPM_OBSTACLE_PINNED ? "pinned" :
+				   res->obstacle == REGIONPM_OBSTACLE_MODE ?
+				   "not movable in this mode" :
+				   res->obstacle == REGIONPM_OBSTACLE_ISOLATION ?
+				   "pageblock cannot be isolated" :
 				   "unmovable kernel page");
 	if (!ret)
 		regionpm_nl_notify_compact(req->id, res);
@@ -290,8 +386,11 @@ int regionpm_compact(const struct regionpm_compact_req *req,
 	struct regionpm_region *r = &regionpm.regions[req->id];
 	int ret;
 
-	if (mutex_lock_killable(&regionpm.lock))
+	get_online_mems();
+	if (mutex_lock_killable(&regionpm.lock)) {
+		put_online_mems();
 		return -EINTR;
+	}
 	/* Busy: no first-allocation events for our own shuffling. */
 	if (!set_busy(r)) {
 		NL_SET_ERR_MSG(extack, "region is parked or busy");
@@ -301,31 +400,92 @@ int regionpm_compact(const struct regionpm_compact_req *req,
 		set_state(r, REGIONPM_REGION_STATE_ACTIVE);
 	}
 	mutex_unlock(&regionpm.lock);
+	put_online_mems();
 	return ret;
 }
 
-/* Call @fn for each maximal run of pfns in one zone; holes fail with -EBUSY. */
+/*
+ * End of the run of online pfns in one zone that starts at @pfn (inside
+ * its zone's span), at most @end.  Memory comes online in subsections and
+ * one memory block goes to one zone, so checking each subsection finds
+ * holes and zone changes (zone spans may interleave after hotplug, so
+ * zone_end_pfn() alone is not enough).  Always beyond @pfn.
+ */
+static unsigned long run_end(unsigned long pfn, unsigned long end)
+{
+	struct zone *zone = page_zone(pfn_to_page(pfn));
+	unsigned long limit = min(end, zone_end_pfn(zone));
+	unsigned long next = ALIGN(pfn + 1, PAGES_PER_SUBSECTION);
+
+	while (next < limit && pfn_to_online_page(next) &&
+	       page_zone(pfn_to_page(next)) == zone)
+		next += PAGES_PER_SUBSECTION;
+	return min(next, limit);
+}
+
+/*
+ * Call @fn for each maximal run of online pfns in one zone.  A hole stops
+ * the walk with -EBUSY and is reported in @hole, unless @skip_holes: the
+ * release paths must give back every page they can find, and report the
+ * hole only through the return value.
+ */
 static int walk_zone_runs(unsigned long start, unsigned long end,
 			  int (*fn)(unsigned long, unsigned long, void *),
-			  void *arg, unsigned long *hole)
+			  void *arg, unsigned long *hole, bool skip_holes)
 {
-	unsigned long pfn = start;
+	unsigned long pfn = start, next;
+	int ret, err = 0;
 
 	while (pfn < end) {
 		struct page *page = pfn_to_online_page(pfn);
-		unsigned long run_end;
-		int ret;
 
-		if (!page) {
+		/* Beyond its zone's span a page is a hole with a memmap. */
+		if (!page || !zone_spans_pfn(page_zone(page), pfn)) {
 			*hole = pfn;
-			return -EBUSY;
+			if (!skip_holes)
+				return -EBUSY;
+			err = -EBUSY;
+			pfn++;
+			continue;
 		}
-		run_end = min(end, zone_end_pfn(page_zone(page)));
-		ret = fn(pfn, run_end, arg);
-		if (ret)
+		next = run_end(pfn, end);
+		ret = fn(pfn, next, arg);
+		if (ret && !skip_holes)
 			return ret;
-		pfn = run_end;
+		pfn = next;
 	}
+	return err;
+}
+
+/* The ZONE_DMA (ISA DMA, 16 MiB on x86) is kept for the devices that need it. */
+static int check_run_zone(unsigned long start, unsigned long end, void *arg)
+{
+	struct zone *zone = page_zone(pfn_to_page(start));
+	unsigned long total, parked = zone_parked[zone_slot(zone)];
+	struct netlink_ext_ack *extack = arg;
+
+#ifdef CONFIG_ZONE_DMA
+	if (zone_idx(zone) == ZONE_DMA) {
+		NL_SET_ERR_MSG(extack, "region holds ZONE_DMA memory, which is never parked");
+		return -EPERM;
+	}
+#endif
+	total = zone_managed_pages(zone) + parked;
+	if ((parked + end - start) * 100 > total * READ_ONCE(max_parked_pct)) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "parking would exceed max_parked_pct=%u%% of node %d zone %s",
+				   READ_ONCE(max_parked_pct), zone_to_nid(zone), zone->name);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* Add @sign * the region's pages per zone to zone_parked; under park_lock. */
+static int count_run(unsigned long start, unsigned long end, void *arg)
+{
+	long sign = *(long *)arg;
+
+	zone_parked[zone_slot(page_zone(pfn_to_page(start)))] += sign * (long)(end - start);
 	return 0;
 }
 
@@ -347,16 +507,26 @@ static int take_run(unsigned long start, unsigned long end, void *arg)
 	return 0;
 }
 
+/*
+ * Give a run back in chunks of at most MAX_ORDER_NR_PAGES, as
+ * virtio_mem_fake_online() does, rescheduling in between: a release of
+ * many GiB (every parked region, from the OOM notifier) must not hold
+ * the CPU.  Every caller can sleep.
+ */
 static int give_run(unsigned long start, unsigned long end, void *arg)
 {
-	unsigned long pfn;
+	unsigned long pfn, chunk, i;
 
-	page_offline_begin();
-	for (pfn = start; pfn < end; pfn++)
-		__folio_clear_offline(pfn_folio(pfn));
-	page_offline_end();
-	adjust_managed_page_count(pfn_to_page(start), end - start);
-	free_contig_range(start, end - start);
+	for (pfn = start; pfn < end; pfn += chunk) {
+		chunk = min(end - pfn, MAX_ORDER_NR_PAGES - (pfn & (MAX_ORDER_NR_PAGES - 1)));
+		page_offline_begin();
+		for (i = 0; i < chunk; i++)
+			__folio_clear_offline(pfn_folio(pfn + i));
+		page_offline_end();
+		adjust_managed_page_count(pfn_to_page(pfn), chunk);
+		free_contig_range(pfn, chunk);
+		cond_resched();
+	}
 	return 0;
 }
 
@@ -368,20 +538,40 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 	struct regionpm_region *r = &regionpm.regions[req->id];
 	unsigned long start = req->start_pfn, end = start + req->nr_pages;
 	unsigned long taken = start, hole = 0;
-	long in_use;
+	long in_use, plus = 1;
 	int ret;
 
-	if (mutex_lock_killable(&regionpm.lock))
+	get_online_mems();
+	if (mutex_lock_killable(&regionpm.lock)) {
+		put_online_mems();
 		return -EINTR;
+	}
 	if (!set_busy(r)) {
 		NL_SET_ERR_MSG(extack, "region is already parked or busy");
 		ret = -EBUSY;
 		goto unlock;
 	}
+	/* Only releases run meanwhile (regionpm.lock): the check stays true. */
+	ret = walk_zone_runs(start, end, check_run_zone, extack, &hole, false);
+	if (ret) {
+		if (hole)
+			NL_SET_ERR_MSG_FMT(extack, "region has a hole at pfn %#lx", hole);
+		goto restore;
+	}
 	if (compact_first) {
 		ret = compact_range(req, res, extack);
 		if (ret)
 			goto restore;
+		/*
+		 * With vm.compact_unevictable_allowed=0 mlocked pages must not
+		 * move, and alloc_contig_range() would move them.
+		 */
+		if (res->kept_mlocked) {
+			NL_SET_ERR_MSG(extack,
+				       "region holds mlocked pages and vm.compact_unevictable_allowed=0");
+			ret = -EBUSY;
+			goto restore;
+		}
 	} else {
 		drain_all_pages(NULL);
 		in_use = atomic_long_read(&r->managed) - atomic_long_read(&r->free);
@@ -391,11 +581,11 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 			goto restore;
 		}
 	}
-	ret = walk_zone_runs(start, end, take_run, &taken, &hole);
+	ret = walk_zone_runs(start, end, take_run, &taken, &hole, false);
 	if (ret) {
 		/* Give back what the runs before the failing one took. */
 		if (taken > start)
-			walk_zone_runs(start, taken, give_run, NULL, &hole);
+			walk_zone_runs(start, taken, give_run, NULL, &hole, true);
 		if (hole)
 			NL_SET_ERR_MSG_FMT(extack, "region has a hole at pfn %#lx", hole);
 		else if (res->obstacle != REGIONPM_OBSTACLE_NONE)
@@ -411,30 +601,45 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 	r->owner = owner;
 	r->owner_portid = portid;
 	list_add(&r->owner_node, &owner->parked);
+	list_add(&r->parked_node, &parked_regions);
+	walk_zone_runs(start, end, count_run, &plus, &hole, true);
 	regionpm.parked_pages += r->parked;
 	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_PARKED);
 	mutex_unlock(&regionpm.park_lock);
+	/* Watermarks follow the managed pages that are left. */
+	setup_per_zone_wmarks();
 	res->free_pages = 0;
 	mutex_unlock(&regionpm.lock);
+	put_online_mems();
 	return 0;
 
 restore:
 	set_state(r, REGIONPM_REGION_STATE_ACTIVE);
 unlock:
 	mutex_unlock(&regionpm.lock);
+	put_online_mems();
 	return ret;
 }
 
-/* Caller holds regionpm.park_lock; @r is parked. */
+/*
+ * Caller holds regionpm.park_lock; @r is parked.  The caller recomputes
+ * the watermarks once it has released all it wanted.
+ */
 static unsigned long release_locked(struct regionpm_region *r,
 				    enum regionpm_release_reason reason)
 {
 	unsigned long id = regionpm_id(r), start = regionpm_start_pfn(id);
 	unsigned long pages = r->parked, hole = 0;
+	long minus = -1;
 
 	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_BUSY);
-	walk_zone_runs(start, start + pages, give_run, NULL, &hole);
+	walk_zone_runs(start, start + pages, count_run, &minus, &hole, true);
+	/* A parked region has no hole: memory offline releases it first. */
+	if (walk_zone_runs(start, start + pages, give_run, NULL, &hole, true))
+		WARN_ONCE(1, "regionpm: region %lu lost memory at pfn %#lx while parked\n",
+			  id, hole);
 	list_del_init(&r->owner_node);
+	list_del_init(&r->parked_node);
 	r->owner = NULL;
 	r->owner_portid = 0;
 	r->parked = 0;
@@ -457,6 +662,8 @@ int regionpm_unpark(unsigned long id, struct netlink_ext_ack *extack)
 		release_locked(r, REGIONPM_RELEASE_REASON_UNPARK);
 	}
 	mutex_unlock(&regionpm.park_lock);
+	if (!ret)
+		setup_per_zone_wmarks();
 	return ret;
 }
 
@@ -464,54 +671,105 @@ int regionpm_unpark(unsigned long id, struct netlink_ext_ack *extack)
 void regionpm_release_owner(struct regionpm_sock *owner)
 {
 	struct regionpm_region *r, *tmp;
+	bool any = false;
 
 	mutex_lock(&regionpm.park_lock);
-	list_for_each_entry_safe(r, tmp, &owner->parked, owner_node)
+	list_for_each_entry_safe(r, tmp, &owner->parked, owner_node) {
 		release_locked(r, REGIONPM_RELEASE_REASON_OWNER_CLOSED);
+		any = true;
+	}
 	mutex_unlock(&regionpm.park_lock);
+	if (any)
+		setup_per_zone_wmarks();
+}
+
+/*
+ * Does a parked region help an allocation on node @nid (NUMA_NO_NODE:
+ * any) that may use zones up to @high?  Only its first page's zone and
+ * node are looked at: a parked region never straddles ZONE_DMA (refused)
+ * and node and zone boundaries are memory-block aligned in practice.
+ */
+static bool region_helps(struct regionpm_region *r, int nid, enum zone_type high)
+{
+	struct zone *zone = page_zone(pfn_to_page(regionpm_start_pfn(regionpm_id(r))));
+
+	return zone_idx(zone) <= high && (nid == NUMA_NO_NODE || zone_to_nid(zone) == nid);
+}
+
+/* Parked pages an allocation on @nid limited to zones up to @high could use. */
+static unsigned long parked_for(int nid, enum zone_type high)
+{
+	unsigned long sum = 0;
+	int n, z;
+
+	for_each_node_state(n, N_MEMORY) {
+		if (nid != NUMA_NO_NODE && n != nid)
+			continue;
+		for (z = 0; z <= high; z++)
+			sum += READ_ONCE(zone_parked[n * MAX_NR_ZONES + z]);
+	}
+	return sum;
 }
 
 /*
  * Pressure.  Both paths can run inside an allocation made by a compaction
  * or a park in progress; that holds regionpm.lock but never park_lock,
  * which nothing holds across an allocation, so waiting for it is safe and
- * parked memory always comes back before the OOM killer runs.
+ * parked memory always comes back before the OOM killer runs.  The most
+ * recently parked regions that help go first; one pass over the list.
  */
-static unsigned long release_some(unsigned long want,
+static unsigned long release_some(unsigned long want, int nid, enum zone_type high,
 				  enum regionpm_release_reason reason)
 {
-	unsigned long id, freed = 0;
+	struct regionpm_region *r, *tmp;
+	unsigned long freed = 0;
 
 	mutex_lock(&regionpm.park_lock);
-	for (id = regionpm.nr; id-- > 0 && freed < want;) {
-		struct regionpm_region *r = &regionpm.regions[id];
-
-		if (r->state == REGIONPM_REGION_STATE_PARKED)
+	list_for_each_entry_safe(r, tmp, &parked_regions, parked_node) {
+		if (freed >= want)
+			break;
+		if (region_helps(r, nid, high))
 			freed += release_locked(r, reason);
 	}
 	mutex_unlock(&regionpm.park_lock);
+	if (freed)
+		setup_per_zone_wmarks();
 	return freed;
+}
+
+/*
+ * The shrinker is NUMA aware and looks at the allocation's zones: parked
+ * memory of another node, or of ZONE_NORMAL for a DMA32 allocation, would
+ * not help.  kswapd reclaims with GFP_KERNEL whatever zone it balances, so
+ * for kswapd every zone of the node counts.
+ */
+static enum zone_type shrink_high_zone(struct shrink_control *sc)
+{
+	return current_is_kswapd() ? MAX_NR_ZONES - 1 : gfp_zone(sc->gfp_mask);
 }
 
 static unsigned long shrink_count(struct shrinker *s, struct shrink_control *sc)
 {
-	unsigned long parked = READ_ONCE(regionpm.parked_pages);
+	unsigned long parked = parked_for(sc->nid, shrink_high_zone(sc));
 
 	return parked ? parked : SHRINK_EMPTY;
 }
 
 static unsigned long shrink_scan(struct shrinker *s, struct shrink_control *sc)
 {
-	unsigned long freed = release_some(sc->nr_to_scan, REGIONPM_RELEASE_REASON_SHRINKER);
+	unsigned long freed = release_some(sc->nr_to_scan, sc->nid, shrink_high_zone(sc),
+					   REGIONPM_RELEASE_REASON_SHRINKER);
 
 	return freed ? freed : SHRINK_STOP;
 }
 
+/* Global OOM only (not memcg): everything comes back, the last resort. */
 static int oom_notify(struct notifier_block *nb, unsigned long unused, void *arg)
 {
 	unsigned long *freed = arg;
 
-	*freed += release_some(ULONG_MAX, REGIONPM_RELEASE_REASON_OOM);
+	*freed += release_some(ULONG_MAX, NUMA_NO_NODE, MAX_NR_ZONES - 1,
+			       REGIONPM_RELEASE_REASON_OOM);
 	return NOTIFY_OK;
 }
 
@@ -541,6 +799,7 @@ static int regionpm_memory_notify(struct notifier_block *nb, unsigned long actio
 		if (regionpm.regions[id].state == REGIONPM_REGION_STATE_PARKED)
 			release_locked(&regionpm.regions[id], REGIONPM_RELEASE_REASON_HOTPLUG);
 	mutex_unlock(&regionpm.park_lock);
+	/* offline_pages() recomputes the watermarks itself afterwards. */
 	return NOTIFY_OK;
 }
 
@@ -554,9 +813,14 @@ int regionpm_evacuate_init(void)
 {
 	int ret;
 
-	shrinker = shrinker_alloc(0, "regionpm-parked");
-	if (!shrinker)
+	zone_parked = kcalloc(nr_node_ids * MAX_NR_ZONES, sizeof(*zone_parked), GFP_KERNEL);
+	if (!zone_parked)
 		return -ENOMEM;
+	shrinker = shrinker_alloc(SHRINKER_NUMA_AWARE, "regionpm-parked");
+	if (!shrinker) {
+		kfree(zone_parked);
+		return -ENOMEM;
+	}
 	shrinker->count_objects = shrink_count;
 	shrinker->scan_objects = shrink_scan;
 	shrinker->seeks = DEFAULT_SEEKS;
@@ -574,6 +838,7 @@ err_oom:
 	unregister_oom_notifier(&oom_nb);
 err_shrinker:
 	shrinker_free(shrinker);
+	kfree(zone_parked);
 	return ret;
 }
 
@@ -583,4 +848,5 @@ void regionpm_evacuate_exit(void)
 	unregister_memory_notifier(&memory_nb);
 	unregister_oom_notifier(&oom_nb);
 	shrinker_free(shrinker);
+	kfree(zone_parked);
 }

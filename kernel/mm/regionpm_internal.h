@@ -18,6 +18,7 @@ struct regionpm_region {
 	struct regionpm_sock *owner;	/* socket that parked it */
 	u32 owner_portid;
 	struct list_head owner_node;	/* on owner->parked */
+	struct list_head parked_node;	/* on the list of parked regions */
 };
 
 struct regionpm_state {
@@ -89,6 +90,7 @@ struct regionpm_compact_res {
 	enum regionpm_obstacle obstacle;
 	unsigned long obstacle_pfn, free_pages;
 	u64 elapsed_ns;
+	bool kept_mlocked;	/* left mlocked pages (compact_unevictable_allowed=0) */
 };
 
 /* regionpm.c */

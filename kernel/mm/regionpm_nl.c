@@ -6,6 +6,7 @@
  * range, so the handlers check only what a policy cannot express.
  */
 #include <linux/capability.h>
+#include <linux/memory_hotplug.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <net/genetlink.h>
@@ -15,14 +16,13 @@
 #include "regionpm_internal.h"
 #include "regionpm_nl_gen.h"
 
-static int check_caller(struct sk_buff *skb, struct net *net,
-			struct netlink_ext_ack *extack)
+/*
+ * The family exists in the initial network namespace only (netnsok is
+ * false in the spec); generic netlink checks CAP_NET_ADMIN (admin-perm) and
+ * this CAP_SYS_ADMIN, both for the opener of the socket and the sender.
+ */
+static int check_caller(struct sk_buff *skb, struct netlink_ext_ack *extack)
 {
-	if (!net_eq(net, &init_net)) {
-		NL_SET_ERR_MSG(extack,
-			       "regionpm is only available in the initial network namespace");
-		return -EOPNOTSUPP;
-	}
 	if (!netlink_capable(skb, CAP_SYS_ADMIN)) {
 		NL_SET_ERR_MSG(extack, "regionpm needs CAP_SYS_ADMIN");
 		return -EPERM;
@@ -33,12 +33,12 @@ static int check_caller(struct sk_buff *skb, struct net *net,
 int regionpm_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
 			 struct genl_info *info)
 {
-	return check_caller(skb, genl_info_net(info), info->extack);
+	return check_caller(skb, info->extack);
 }
 
 int regionpm_nl_pre_dumpit(struct netlink_callback *cb)
 {
-	return check_caller(cb->skb, sock_net(cb->skb->sk), cb->extack);
+	return check_caller(cb->skb, cb->extack);
 }
 
 static int get_id(struct genl_info *info, int attr, unsigned long *id)
@@ -72,7 +72,6 @@ int regionpm_nl_info_get_doit(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u64_64bit(msg, REGIONPM_A_INFO_REGION_SIZE,
 			      (u64)regionpm_pages() << PAGE_SHIFT, 0) ||
 	    nla_put_u32(msg, REGIONPM_A_INFO_REGION_COUNT, regionpm.nr) ||
-	    nla_put_u64_64bit(msg, REGIONPM_A_INFO_BASE_PFN, 0, 0) ||
 	    nla_put_u8(msg, REGIONPM_A_INFO_BIAS, regionpm_bias_on()) ||
 	    nla_put_u32(msg, REGIONPM_A_INFO_FRONTIER, READ_ONCE(regionpm.frontier)) ||
 	    nla_put_u64_64bit(msg, REGIONPM_A_INFO_PARKED_PAGES,
@@ -89,7 +88,10 @@ static int put_detail(struct sk_buff *skb, unsigned long id)
 	struct regionpm_detail d;
 	struct nlattr *nest;
 
+	/* The memmap of the region stays while it is walked. */
+	get_online_mems();
 	regionpm_region_detail(id, &d);
+	put_online_mems();
 	nest = nla_nest_start(skb, REGIONPM_A_REGION_DETAIL);
 	if (!nest ||
 	    nla_put_u64_64bit(skb, REGIONPM_A_DETAIL_FREE, d.free, REGIONPM_A_DETAIL_PAD) ||

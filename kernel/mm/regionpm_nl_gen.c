@@ -106,7 +106,7 @@ static const struct genl_split_ops regionpm_nl_ops[] = {
 static const struct genl_multicast_group regionpm_nl_mcgrps[] = {
 	[REGIONPM_NLGRP_EVENTS] = {
 		.name = "events",
-		.flags = GENL_MCAST_CAP_NET_ADMIN,
+		.flags = GENL_MCAST_CAP_NET_ADMIN | GENL_MCAST_CAP_SYS_ADMIN,
 	},
 };
 
@@ -123,7 +123,7 @@ static void __regionpm_nl_sock_priv_destroy(void *priv)
 struct genl_family regionpm_nl_family __ro_after_init = {
 	.name		= REGIONPM_FAMILY_NAME,
 	.version	= REGIONPM_FAMILY_VERSION,
-	.netnsok	= true,
+	.netnsok	= false,
 	.parallel_ops	= true,
 	.module		= THIS_MODULE,
 	.split_ops	= regionpm_nl_ops,

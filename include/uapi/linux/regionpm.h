@@ -27,10 +27,11 @@ enum regionpm_region_state {
 /**
  * enum regionpm_compact_mode - How region-compact evacuates a range.
  * @REGIONPM_COMPACT_MODE_MIGRATE: Migrate every movable page out of the range.
- * @REGIONPM_COMPACT_MODE_DROP: Drop clean, unmapped-or-mapped page cache; do
- *   not migrate anything. Dirty and writeback pages are never dropped.
- * @REGIONPM_COMPACT_MODE_BOTH: Drop clean page cache, migrate everything else
- *   that moves.
+ * @REGIONPM_COMPACT_MODE_DROP: Drop cold clean page cache (not mapped, not on
+ *   the active list); do not migrate anything. Dirty and writeback pages, and
+ *   mapped or active (hot) page cache, are never dropped.
+ * @REGIONPM_COMPACT_MODE_BOTH: Drop cold clean page cache, migrate everything
+ *   else that moves, hot page cache included.
  */
 enum regionpm_compact_mode {
 	REGIONPM_COMPACT_MODE_MIGRATE,
@@ -61,6 +62,12 @@ enum regionpm_release_reason {
 /**
  * enum regionpm_obstacle - Kind of page that kept a range from being
  *   evacuated.
+ * @REGIONPM_OBSTACLE_HUGETLB: A hugetlb page that could not be isolated.
+ * @REGIONPM_OBSTACLE_ISOLATION: A pageblock could not be isolated although
+ *   nothing in it is in use: CMA, or isolated by someone else (an offline,
+ *   another contiguous allocation).
+ * @REGIONPM_OBSTACLE_MODE: The mode does not move this page: anonymous, shmem,
+ *   dirty or hot (mapped or active) page cache in drop mode.
  */
 enum regionpm_obstacle {
 	REGIONPM_OBSTACLE_NONE,
@@ -73,14 +80,13 @@ enum regionpm_obstacle {
 	REGIONPM_OBSTACLE_WRITEBACK,
 	REGIONPM_OBSTACLE_UNEVICTABLE,
 	REGIONPM_OBSTACLE_HUGETLB,
-	REGIONPM_OBSTACLE_BUSY,
 	REGIONPM_OBSTACLE_ISOLATION,
+	REGIONPM_OBSTACLE_MODE,
 };
 
 enum {
 	REGIONPM_A_INFO_REGION_SIZE = 1,
 	REGIONPM_A_INFO_REGION_COUNT,
-	REGIONPM_A_INFO_BASE_PFN,
 	REGIONPM_A_INFO_BIAS,
 	REGIONPM_A_INFO_FRONTIER,
 	REGIONPM_A_INFO_PARKED_PAGES,
