@@ -27,7 +27,7 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Werror
 CPPFLAGS += -Iinclude/uapi
 
 TEST_PROGS := $(BUILD)/tests/regionpm_test $(BUILD)/tools/kpageflags-regions \
-	$(BUILD)/tools/regionpm-dumpbench
+	$(BUILD)/tools/regionpm-dumpbench $(BUILD)/tools/regionpm-releasebench
 
 .PHONY: all kernel kernel-src check check-debug demo bench vm-shell deps clean \
 	distclean-cache regen regen-check kernel-series mm-selftests
@@ -90,6 +90,10 @@ $(BUILD)/tools/regionpm-dumpbench: tests/tools/regionpm-dumpbench.c include/uapi
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libmnl)
 
+$(BUILD)/tools/regionpm-releasebench: tests/tools/regionpm-releasebench.c include/uapi/linux/regionpm.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libmnl)
+
 mm-selftests: | kernel-src
 	@scripts/build-mm-selftests.sh $(BUILD)/mm-selftests
 
@@ -100,7 +104,9 @@ regen:
 regen-check:
 	@scripts/regen.sh --check
 
-# git format-patch series against pristine 6.12, checked by checkpatch.pl --strict.
+# git format-patch series against the 6.12.y source Debian ships (linux-source-6.12,
+# 6.12.118 here; it needs a 6.12.y with __rmqueue_claim(), not 6.12.0),
+# checked by checkpatch.pl --strict.
 kernel-series:
 	@scripts/kernel-series.sh $(BUILD)/kernel-series
 

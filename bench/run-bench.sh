@@ -15,6 +15,12 @@
 #   BENCH_CONFIGS="stock proactive naive damon bias regionpmd"
 #   BENCH_HOT_SECS=30     length of the hot phase
 #   BENCH_KEEP=DIR        keep the per-run JSON and console logs in DIR
+#   BENCH_RELEASE_SIZES="2G 8G"  guests for the release latency (below)
+#
+# Then the kernel's release latency: in a fresh guest of each size,
+# tests/tools/regionpm-releasebench parks every region it can and times the
+# close() of its socket, which gives them all back; the line goes to
+# bench/results/<stamp>-release.txt (+ latest-release.txt).
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 cd "$REGIONPM_TOP"
@@ -50,4 +56,18 @@ done
 echo "bench VM runs took $(( $(date +%s) - t_start )) s"
 echo
 python3 bench/aggregate.py "$rundir" "$stamp" bench/results
+
+echo
+echo "release latency (park everything parkable, time the close that gives it back):"
+release_out=bench/results/$stamp-release.txt
+: > "$release_out"
+for size in ${BENCH_RELEASE_SIZES:-2G 8G}; do
+	tests/vm/run-vm --kernel "$kernel" --quiet --mem "$size" --scratch 0 --timeout 600 \
+		--log "$rundir/$size-release.log" -- build/tools/regionpm-releasebench \
+		> "$rundir/$size-release.out" 2>&1
+	rc=$?
+	line=$(grep -m1 '^regions_parked' "$rundir/$size-release.out")
+	printf '%-4s exit %d: %s\n' "$size" "$rc" "${line:-no result}" | tee -a "$release_out"
+done
+cp "$release_out" bench/results/latest-release.txt
 echo "bench total $(( $(date +%s) - t_start )) s"

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * regionpm-releasebench: how long does the kernel take to give parked
+ * memory back?  Parks every region it can (compacting first), then closes
+ * the socket, which releases them all in the kernel before close() returns
+ * (the genl socket-private destructor), and times that close.
+ *
+ *   regionpm-releasebench
+ *
+ * Prints one line: regions parked, MiB parked, the time the parks took, the
+ * time the release took, and ms per GiB released.  MemTotal before and
+ * after is checked: a release that leaves memory out is an error (exit 1).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/regionpm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static char buf[65536];
+
+struct ids {
+	unsigned int n;
+	unsigned int id[65536];
+};
+
+static int family_attr_cb(const struct nlattr *attr, void *data)
+{
+	if (mnl_attr_get_type(attr) == CTRL_ATTR_FAMILY_ID &&
+	    mnl_attr_validate(attr, MNL_TYPE_U16) >= 0)
+		*(int *)data = mnl_attr_get_u16(attr);
+	return MNL_CB_OK;
+}
+
+static int family_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return mnl_attr_parse(nlh, sizeof(struct genlmsghdr), family_attr_cb, data);
+}
+
+static int region_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct ids *ids = data;
+
+	if (mnl_attr_get_type(attr) == REGIONPM_A_REGION_ID &&
+	    mnl_attr_validate(attr, MNL_TYPE_U32) >= 0 &&
+	    ids->n < sizeof(ids->id) / sizeof(ids->id[0]))
+		ids->id[ids->n++] = mnl_attr_get_u32(attr);
+	return MNL_CB_OK;
+}
+
+static int region_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return mnl_attr_parse(nlh, sizeof(struct genlmsghdr), region_attr_cb, data);
+}
+
+static int request(struct mnl_socket *nl, uint16_t type, uint8_t cmd, uint16_t flags,
+		   mnl_cb_t cb, void *data, const char *name, int id)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *g;
+	unsigned int seq = time(NULL), portid = mnl_socket_get_portid(nl);
+	int ret;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	nlh->nlmsg_seq = seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = 1;
+	if (name)
+		mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, name);
+	if (id >= 0) {
+		mnl_attr_put_u32(nlh, REGIONPM_A_COMPACT_ID, id);
+		mnl_attr_put(nlh, REGIONPM_A_COMPACT_PARK, 0, NULL);
+	}
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
+		ret = mnl_cb_run(buf, ret, seq, portid, cb, data);
+		if (ret <= MNL_CB_STOP)
+			break;
+	}
+	return ret < 0 ? -errno : 0;
+}
+
+static long memtotal_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+int main(void)
+{
+	static struct ids ids;
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_GENERIC);
+	long before, parked, after;
+	unsigned int i, nparked = 0;
+	double park_ms, release_ms, gib;
+	struct timespec t0;
+	int family = -1;
+
+	if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		perror("netlink");
+		return 1;
+	}
+	if (request(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, NLM_F_ACK, family_cb, &family,
+		    REGIONPM_FAMILY_NAME, -1) || family < 0) {
+		fprintf(stderr, "regionpm family not found\n");
+		return 1;
+	}
+	if (request(nl, family, REGIONPM_CMD_REGION_GET, NLM_F_DUMP, region_cb, &ids, NULL, -1)) {
+		perror("dump");
+		return 1;
+	}
+	before = memtotal_kb();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Highest first: the low regions hold the kernel. */
+	for (i = ids.n; i-- > 0;)
+		if (!request(nl, family, REGIONPM_CMD_REGION_PARK, NLM_F_ACK, NULL, NULL, NULL,
+			     ids.id[i]))
+			nparked++;
+	park_ms = ms_since(&t0);
+	parked = before - memtotal_kb();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	mnl_socket_close(nl);
+	release_ms = ms_since(&t0);
+	after = memtotal_kb();
+	gib = parked / 1048576.0;
+	printf("regions_parked %u parked_mib %ld park_ms %.1f release_ms %.1f release_ms_per_gib %.1f memtotal_back %s\n",
+	       nparked, parked / 1024, park_ms, release_ms, gib > 0 ? release_ms / gib : 0.0,
+	       after == before ? "yes" : "no");
+	return after == before && nparked ? 0 : 1;
+}
