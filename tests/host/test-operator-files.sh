@@ -62,10 +62,18 @@ tap_check "dbus-daemon accepts the bus policy" dbus_accepts
 activation_ok() {
 	grep -qx '\[D-BUS Service\]' systemd/org.regionpm1.service &&
 	grep -qx 'Name=org.regionpm1' systemd/org.regionpm1.service &&
-	grep -qx 'SystemdService=regionpmd.service' systemd/org.regionpm1.service &&
-	grep -qx 'BusName=org.regionpm1' systemd/regionpmd.service
+	grep -qx 'SystemdService=dbus-org.regionpm1.service' systemd/org.regionpm1.service &&
+	grep -qx 'BusName=org.regionpm1' systemd/regionpmd.service &&
+	grep -qx 'Alias=dbus-org.regionpm1.service' systemd/regionpmd.service
 }
-tap_check "bus activation file names the bus and the unit" activation_ok
+tap_check "bus activation through the alias an enabled unit has (dbus-org.regionpm1.service)" activation_ok
+# A kernel without the family: exit 6, and systemd must not restart it.
+tap_check "RestartPreventExitStatus=6 (no regionpm family) in the unit, exit status 6 in regionpmd(8)" \
+	bash -c "grep -qx 'RestartPreventExitStatus=6' systemd/regionpmd.service &&
+		 grep -q 'EXIT_NO_KERNEL_SUPPORT 6' daemon/regionpmd.c && grep -q '^\.It 6' man/regionpmd.8"
+# Reload is synchronous (the bus method), and needs nothing but systemd.
+tap_check "ExecReload calls the bus method Reload with busctl" \
+	grep -qx 'ExecReload=/usr/bin/busctl call --timeout=60 org.regionpm1 /org/regionpm1 org.regionpm1.Manager Reload' systemd/regionpmd.service
 
 # -- make install / uninstall ---------------------------------------------
 dest=$tmp/dest
