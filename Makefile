@@ -38,7 +38,7 @@ all: daemon $(TEST_PROGS) mm-selftests
 # daemon/regionpmd.c is the entry point, daemon/test-*.c are unit tests
 # (cmocka, TAP output), everything else in daemon/ goes into one static
 # library that both link.  Libraries are found with pkg-config.
-DAEMON_PKGS := libmnl libsystemd inih libcgroup smartcols
+DAEMON_PKGS := libmnl libsystemd libcgroup smartcols
 DAEMON_MAIN := daemon/regionpmd.c
 DAEMON_TEST_SRCS := $(wildcard daemon/test-*.c)
 CTL_MAIN := daemon/regionpmctl.c

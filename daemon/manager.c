@@ -859,8 +859,10 @@ int manager_load_config(struct manager *m, unsigned *n_warnings)
 
 	conf_defaults(&c);
 	*n_warnings = 0;
+	const char *dirs[] = { m->dropin_dir, NULL };
+
 	r = conf_load(&c, m->config_path ? m->config_path : RPM_CONF_PATH,
-		      m->dropin_dir ? m->dropin_dir : RPM_CONF_DROPIN, rpm_log_conf, m, n_warnings);
+		      m->dropin_dir ? dirs : conf_default_dropin_dirs, rpm_log_conf, m, n_warnings);
 	if (r < 0) {
 		conf_free(&c);
 		return r;

@@ -20,7 +20,7 @@
 struct idle_sample;
 struct psi_monitor;
 
-#define MANAGER_MAX_SAMPLES 8
+#define MANAGER_MAX_SAMPLES RPM_IDLE_MAX_REGIONS
 #define MANAGER_MAX_PROT_INO (1U << 20)	/* cgroup inodes protected, at most */
 
 enum manager_note {

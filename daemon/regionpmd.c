@@ -34,7 +34,9 @@ static void help(void)
 	printf("Usage: regionpmd [OPTIONS]\n\n"
 	       "Empty and park physical memory regions so their DRAM can power down.\n\n"
 	       "  -c, --config FILE   configuration file (default " RPM_CONF_PATH
-	       ", drop-ins in FILE.d/)\n"
+	       "\n"
+	       "                      and the drop-ins of /etc, /run, /usr/local/lib and\n"
+	       "                      /usr/lib regionpmd.conf.d/; with -c: FILE.d/ only)\n"
 	       "  -n, --dry-run       decide and log, change nothing\n"
 	       "  -1, --once          one decision pass, print what was done, exit\n"
 	       "  -v, --verbose       debug messages\n"
