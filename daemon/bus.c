@@ -32,14 +32,14 @@
 #include "manager.h"
 #include "power-model.h"
 
-#define ERR_INVALID_REGION	"org.regionpm1.Error.InvalidRegion"
-#define ERR_BUSY		"org.regionpm1.Error.Busy"
-#define ERR_INVALID_POLICY	"org.regionpm1.Error.InvalidPolicy"
-#define ERR_KERNEL		"org.regionpm1.Error.Kernel"
-#define ERR_PAUSED		"org.regionpm1.Error.Paused"
+#define ERR_INVALID_REGION	RPM_BUS_ERR_INVALID_REGION
+#define ERR_BUSY		RPM_BUS_ERR_BUSY
+#define ERR_INVALID_POLICY	RPM_BUS_ERR_INVALID_POLICY
+#define ERR_KERNEL		RPM_BUS_ERR_KERNEL
+#define ERR_PAUSED		RPM_BUS_ERR_PAUSED
 
-#define REGION_SIG		"(uttssttttts)"
-#define UNSCANNED		UINT64_MAX
+#define REGION_SIG		RPM_BUS_REGION_SIG
+#define UNSCANNED		RPM_BUS_UNSCANNED
 /* Protect.Cgroup= can hold RPM_MAX_PROTECTED paths of up to PATH_MAX bytes */
 #define POLICY_VALUE_MAX	(RPM_MAX_PROTECTED * (PATH_MAX + 1))
 

@@ -75,6 +75,36 @@ tap_check "RestartPreventExitStatus=6 (no regionpm family) in the unit, exit sta
 tap_check "ExecReload calls the bus method Reload with busctl" \
 	grep -qx 'ExecReload=/usr/bin/busctl call --timeout=60 org.regionpm1 /org/regionpm1 org.regionpm1.Manager Reload' systemd/regionpmd.service
 
+# -- regionpmd on this host, which has no regionpm family -------------------
+# (as root: as another user it stops earlier, at "must run as root")
+nofam() { # extra environment for the run; prints stderr
+	env "$@" "$top/build/regionpmd" --once -c /dev/null 2>"$tmp/rpmd.err" >/dev/null
+	local rc=$?
+	cat "$tmp/rpmd.err"
+	return $rc
+}
+if [ "$(id -u)" = 0 ] && ! grep -qw regionpm /proc/net/netlink 2>/dev/null &&
+	[ ! -d /sys/module/regionpm ]; then
+	no_family_exit() {
+		local out rc
+		out=$(nofam)
+		rc=$?
+		echo "exit $rc: $out"
+		[ "$rc" = 6 ] && printf '%s\n' "$out" | grep -q '^the kernel has no regionpm netlink family'
+	}
+	tap_check "regionpmd without the regionpm family: exit 6, a plain message on a non-journal stderr" no_family_exit
+	journal_prefix() {
+		local out
+		: >"$tmp/rpmd.err"
+		out=$(nofam JOURNAL_STREAM="$(stat -c '%d:%i' "$tmp/rpmd.err")")
+		echo "$out"
+		printf '%s\n' "$out" | grep -q '^<3>the kernel has no regionpm netlink family'
+	}
+	tap_check "regionpmd with stderr on the journal (JOURNAL_STREAM matches): <N> priority prefixes" journal_prefix
+else
+	tap_skip "regionpmd exit 6 without the family" "needs root on a host without regionpm"
+fi
+
 # -- make install / uninstall ---------------------------------------------
 dest=$tmp/dest
 tap_check "make install DESTDIR=... (PREFIX=/usr/local)" \
