@@ -61,7 +61,7 @@ static const sd_bus_error_map rpm_bus_errors[] = {
 /* What was last announced, so that only changes are sent. */
 struct announced {
 	char state[16];
-	uint32_t region_count, vacated, parked, released;
+	uint32_t region_count, vacated, parked, released, errors;
 	uint64_t migrated, dropped;
 	double pdf, power_mw;
 };
@@ -133,6 +133,7 @@ static void snapshot(struct rpm_bus *b, struct announced *a)
 	a->vacated = b->vacated;
 	a->parked = regions_parked(m);
 	a->released = m->unparks + m->released_by_kernel;
+	a->errors = m->errors;
 	a->power_mw = power_update(b, now);
 	a->pdf = power_avg_mean(&b->pdf, now);
 }
@@ -171,6 +172,8 @@ static int prop_get(sd_bus *bus, const char *path, const char *iface, const char
 		return sd_bus_message_append(reply, "u", a.parked);
 	if (!strcmp(property, "RegionsReleased"))
 		return sd_bus_message_append(reply, "u", a.released);
+	if (!strcmp(property, "Errors"))
+		return sd_bus_message_append(reply, "u", a.errors);
 	if (!strcmp(property, "PowerDownFraction"))
 		return sd_bus_message_append(reply, "d", a.pdf);
 	if (!strcmp(property, "ModelledPowerMilliwatt"))
@@ -208,7 +211,7 @@ static int prop_get_policy(sd_bus *bus, const char *path, const char *iface,
 static void emit_changes(struct rpm_bus *b)
 {
 	struct announced a, *l = &b->last;
-	const char *names[12];
+	const char *names[13];
 	size_t n = 0;
 
 	snapshot(b, &a);
@@ -226,6 +229,8 @@ static void emit_changes(struct rpm_bus *b)
 		names[n++] = "RegionsParked";
 	if (a.released != l->released)
 		names[n++] = "RegionsReleased";
+	if (a.errors != l->errors)
+		names[n++] = "Errors";
 	/* the mean drifts with every pass: only announce visible changes */
 	if (fabs(a.pdf - l->pdf) >= 0.0005)
 		names[n++] = "PowerDownFraction";
@@ -602,6 +607,7 @@ static const sd_bus_vtable manager_vtable[] = {
 	PROP("RegionsVacated", "u"),
 	PROP("RegionsParked", "u"),
 	PROP("RegionsReleased", "u"),
+	PROP("Errors", "u"),
 	PROP("PowerDownFraction", "d"),
 	PROP("ModelledPowerMilliwatt", "d"),
 	SD_BUS_PROPERTY("Policy", "a{ss}", prop_get_policy, 0,

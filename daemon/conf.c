@@ -43,6 +43,7 @@ enum key_type {
 	KEY_CGROUP,	/* repeatable list of cgroup v2 paths */
 	KEY_SEC,	/* time span in an unsigned, whole seconds; bare number: seconds */
 	KEY_USEC,	/* time span in an unsigned, microseconds; bare number: us */
+	KEY_PROM_PATH,	/* absolute path of a *.prom file in a char *; empty: none */
 };
 
 struct key {
@@ -65,6 +66,8 @@ struct key {
 static const struct key keys[] = {
 	/* Decision pass period: 1 s to an hour. */
 	{ K("Daemon", "IntervalSec"), KEY_SEC, OFF(interval_sec), 1, 3600 },
+	/* Prometheus text file for node_exporter's textfile collector. */
+	{ K("Daemon", "MetricsFile"), KEY_PROM_PATH, OFF(metrics_file), 0, 0 },
 
 	/* PSI limits as percent (0.00 to 100.00; 100 means never). */
 	{ K("Pressure", "SomeAvg10MaxPercent"), KEY_PERCENT, POL(psi_some_avg10_max), 0, 10000 },
@@ -116,6 +119,8 @@ void conf_defaults(struct rpm_config *c)
 
 void conf_free(struct rpm_config *c)
 {
+	free(c->metrics_file);
+	c->metrics_file = NULL;
 	for (size_t i = 0; i < c->n_protected; i++) {
 		free(c->protected_cgroups[i]);
 		c->protected_cgroups[i] = NULL;
@@ -379,6 +384,44 @@ static int add_cgroup(struct rpm_config *c, const char *v, char *err,
 	return 0;
 }
 
+/* An absolute file name ending in ".prom" (the textfile collector reads
+ * nothing else), without "." or ".." components; "" clears it. */
+static int set_prom_path(char **field, const char *v, const char *name, char *err,
+			 size_t errlen)
+{
+	size_t n = strlen(v);
+	char *dup;
+
+	if (!n) {
+		free(*field);
+		*field = NULL;
+		return 0;
+	}
+	if (v[0] != '/' || n < 7 || strcmp(v + n - 5, ".prom") || v[n - 6] == '/' ||
+	    strstr(v, "/./") || strstr(v, "/../") || strstr(v, "//")) {
+		snprintf(err, errlen, "invalid %s=%s (want an absolute path of a *.prom file, "
+			 "which node_exporter's textfile collector reads)", name, v);
+		return -EINVAL;
+	}
+	if (n >= PATH_MAX - 16) {
+		snprintf(err, errlen, "%s= is too long", name);
+		return -ERANGE;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f) {
+			snprintf(err, errlen, "invalid %s= (control character)", name);
+			return -EINVAL;
+		}
+	dup = strdup(v);
+	if (!dup) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	free(*field);
+	*field = dup;
+	return 0;
+}
+
 /* Validate value for key k and store it in c; c is untouched on error. */
 static int apply(struct rpm_config *c, const struct key *k, const char *value,
 		 char *err, size_t errlen)
@@ -468,6 +511,8 @@ static int apply(struct rpm_config *c, const struct key *k, const char *value,
 		return 0;
 	case KEY_CGROUP:
 		return add_cgroup(c, value, err, errlen);
+	case KEY_PROM_PATH:
+		return set_prom_path((char **)field, value, k->name, err, errlen);
 	}
 	return -EINVAL;
 }
@@ -542,7 +587,7 @@ int conf_set(struct rpm_config *c, const char *key, const char *value,
 		snprintf(err, errlen, "unknown key %s", key);
 		return -ENOENT;
 	}
-	if (k->type == KEY_CGROUP)
+	if (k->type == KEY_CGROUP || k->type == KEY_PROM_PATH)
 		return apply(c, k, value, err, errlen);
 
 	/* Scalars: validate on a copy so that a cross-check can refuse it. */
@@ -590,6 +635,12 @@ int conf_get(const struct rpm_config *c, const char *key, char *buf, size_t len)
 	case KEY_DOUBLE:
 		n = snprintf(buf, len, "%g", *(const double *)field);
 		break;
+	case KEY_PROM_PATH: {
+		const char *v = *(char *const *)field;
+
+		n = snprintf(buf, len, "%s", v ? v : "");
+		break;
+	}
 	case KEY_CGROUP: {
 		size_t off = 0;
 

@@ -30,6 +30,7 @@ struct rpm_config {
 	unsigned idle_max_regions;		/* regions sampled per pass */
 	char *protected_cgroups[RPM_MAX_PROTECTED]; /* [Protect] Cgroup= (repeatable) */
 	size_t n_protected;
+	char *metrics_file;			/* [Daemon] MetricsFile=, NULL: none */
 };
 
 /* Diagnostics go through this (level is a syslog priority). */

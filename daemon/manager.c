@@ -22,6 +22,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "idle-sampler.h"
+#include "metrics.h"
+#include "power-model.h"
 #include "log.h"
 #include "manager.h"
 #include "procfs-util.h"
@@ -458,6 +460,7 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 			    rpm_compact_mode_name(mode), strerror(-r), extack_sep(m),
 			    rpm_genl_extack(m->genl));
 		policy_note_compact(&m->pstate, reg, now, 0, 0, 0, r);
+		m->errors++;
 		reg->last_action = "compact failed";
 		m->last_error = r;
 		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
@@ -500,6 +503,7 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 	if (r < 0) {
 		log_info("region %u: park refused: %s%s%s", reg->id, strerror(-r),
 			 extack_sep(m), rpm_genl_extack(m->genl));
+		m->errors++;
 		reg->last_action = "park refused";
 		m->last_error = r;
 		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
@@ -529,6 +533,7 @@ static int unpark(struct manager *m, struct rpm_region *reg, const char *why)
 	r = rpm_genl_unpark(m->genl, reg->id);
 	if (r < 0) {
 		note_error(m, r);
+		m->errors++;
 		log_warning("region %u: unpark failed: %s%s%s", reg->id, strerror(-r),
 			    extack_sep(m), rpm_genl_extack(m->genl));
 		refresh_region(m, reg, false);
@@ -614,6 +619,54 @@ void manager_status(const struct manager *m, char *buf, size_t len)
 		 m->migrated, m->dropped, m->dry_run ? " (dry run)" : "");
 }
 
+void manager_metrics(const struct manager *m, struct rpm_metrics *mx)
+{
+	memset(mx, 0, sizeof(*mx));
+	for (size_t i = 0; i < m->n_regions; i++) {
+		const struct rpm_region *r = &m->regions[i];
+
+		if (r->state == RPM_REGION_PARKED)
+			mx->regions_parked++;
+		else if (r->state == RPM_REGION_BUSY)
+			mx->regions_busy++;
+		else if (r->managed_pages && r->free_pages >= r->managed_pages)
+			mx->regions_empty++;
+		else
+			mx->regions_in_use++;
+	}
+	mx->region_size_bytes = m->info.region_size;
+	mx->pages_migrated = m->migrated;
+	mx->pages_dropped = m->dropped;
+	mx->pages_failed = m->failed;
+	mx->compactions = m->compacts;
+	mx->parks = m->parks;
+	mx->unparks = m->unparks;
+	mx->released_by_kernel = m->released_by_kernel;
+	mx->errors = m->errors;
+	power_model_regions(m->regions, m->n_regions, m->page_size, &mx->modelled_power_mw,
+			    &mx->power_down_ratio);
+	mx->paused = m->paused;
+	mx->dry_run = m->dry_run;
+}
+
+/* MetricsFile=: rewritten after every pass and at exit.  A failure is
+ * logged when it starts or changes, not at every pass. */
+static void write_metrics(struct manager *m)
+{
+	struct rpm_metrics mx;
+	int r;
+
+	if (!m->config.metrics_file)
+		return;
+	manager_metrics(m, &mx);
+	r = metrics_write(m->config.metrics_file, &mx);
+	if (r < 0 && r != m->metrics_error)
+		rpm_log_errno(LOG_WARNING, r, "writing the metrics to %s", m->config.metrics_file);
+	else if (r == 0 && m->metrics_error)
+		log_info("metrics written to %s again", m->config.metrics_file);
+	m->metrics_error = r;
+}
+
 int manager_pass(struct manager *m)
 {
 	struct rpm_action acts[MAX_ACTIONS];
@@ -655,6 +708,7 @@ int manager_pass(struct manager *m)
 	if (m->once && m->report)
 		fprintf(m->report, "pass: %zu action(s); %s\n", n, status);
 	note(m, MANAGER_NOTE_PASS, 0, 0);
+	write_metrics(m);
 	return 0;
 }
 
@@ -767,6 +821,7 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 		m->samples[i] = NULL;
 	}
 	manager_release_all(m);
+	write_metrics(m);	/* the final state: everything given back */
 	sd_event_exit(m->event, 0);
 	return 0;
 }

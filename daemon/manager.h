@@ -18,6 +18,7 @@
 #include "region.h"
 
 struct idle_sample;
+struct rpm_metrics;
 struct psi_monitor;
 
 #define MANAGER_MAX_SAMPLES RPM_IDLE_MAX_REGIONS
@@ -69,6 +70,8 @@ struct manager {
 	/* totals of this run */
 	uint64_t migrated, dropped, failed;
 	unsigned compacts, parks, unparks, released_by_kernel, protected_forced;
+	unsigned errors;		/* kernel requests (compact, park, unpark) that failed */
+	int metrics_error;		/* of the last MetricsFile= write */
 
 	/* D-Bus (bus.c): told what happened, so it can send signals and
 	 * property changes; NULL without a bus. */
@@ -94,6 +97,8 @@ int manager_pass(struct manager *m);
 int manager_run(struct manager *m);
 /* Unparks every region this daemon parked (SIGTERM). */
 void manager_release_all(struct manager *m);
+/* The numbers of MetricsFile= (and of the bus's Errors). */
+void manager_metrics(const struct manager *m, struct rpm_metrics *mx);
 /* Status line for sd_notify STATUS= and the log. */
 void manager_status(const struct manager *m, char *buf, size_t len);
 

@@ -104,6 +104,7 @@ static const struct {
 	const char *key, *value;
 } defaults[] = {
 	{ "Daemon.IntervalSec", "5" },
+	{ "Daemon.MetricsFile", "" },
 	{ "Pressure.SomeAvg10MaxPercent", "10.00" },
 	{ "Pressure.FullAvg10MaxPercent", "2.00" },
 	{ "Pressure.StallUSec", "100000" },
@@ -450,6 +451,34 @@ static void test_timespan(void **state)
 	}
 }
 
+static void test_metrics_file(void **state)
+{
+	static const char *const bad[] = {
+		"relative.prom", "/var/lib/x.txt", "/.prom", "/a/../b.prom", "/a//b.prom",
+		"/a/./b.prom", "/dir/", "/x\tb.prom",
+	};
+	struct rpm_config c;
+	char err[256];
+
+	(void)state;
+	conf_defaults(&c);
+	assert_null(c.metrics_file);
+	assert_int_equal(conf_set(&c, "MetricsFile", "/run/regionpmd/regionpm.prom", err,
+				  sizeof(err)), 0);
+	assert_string_equal(c.metrics_file, "/run/regionpmd/regionpm.prom");
+	assert_get(&c, "Daemon.MetricsFile", "/run/regionpmd/regionpm.prom");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(conf_set(&c, "Daemon.MetricsFile", bad[i], err, sizeof(err)),
+				 -EINVAL);
+		assert_non_null(strstr(err, "MetricsFile"));
+		/* a refused value loses nothing */
+		assert_string_equal(c.metrics_file, "/run/regionpmd/regionpm.prom");
+	}
+	assert_int_equal(conf_set(&c, "MetricsFile", "", err, sizeof(err)), 0);
+	assert_null(c.metrics_file);
+	conf_free(&c);
+}
+
 /* /etc, /run, /usr/lib: sorted by file name across the directories, a name in
  * an earlier directory masks the same name in a later one. */
 static void test_dropin_dirs(void **state)
@@ -703,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_systemd_syntax),
 		cmocka_unit_test(test_timespan),
 		cmocka_unit_test(test_dropin_dirs),
+		cmocka_unit_test(test_metrics_file),
 		cmocka_unit_test(test_dropins),
 		cmocka_unit_test(test_reload_idempotent),
 		cmocka_unit_test(test_unreadable_keeps_old),

@@ -155,7 +155,12 @@ ctl_rc() { # expected-rc args...
 
 # The policy stays out of the way (no automatic parking, nothing worth
 # emptying), so that the methods are what changes regions.
-printf '[Policy]\nPark=no\nMaxPagesToVacate=0\n' > "$work/regionpmd.conf"
+# MetricsFile=: node_exporter's textfile format, checked with the Python
+# Prometheus client's parser (python3-prometheus-client).
+METRICS=$work/textfile/regionpm.prom
+mkdir -p "$work/textfile"
+conf_head="[Daemon]\nMetricsFile=$METRICS\n"
+printf "$conf_head"'[Policy]\nPark=no\nMaxPagesToVacate=0\n' > "$work/regionpmd.conf"
 
 if ! start_bus strict strict; then
 	tap_fail "private dbus-daemon starts"
@@ -181,7 +186,7 @@ tap_check "--bus-introspect equals what the daemon serves" \
 props_ok() {
 	local p v bad=''
 	for p in State:s Backend:s DryRun:b RegionCount:u RegionSize:t PagesMigrated:t \
-		 PagesDropped:t RegionsVacated:u RegionsParked:u RegionsReleased:u \
+		 PagesDropped:t RegionsVacated:u RegionsParked:u RegionsReleased:u Errors:u \
 		 PowerDownFraction:d ModelledPowerMilliwatt:d 'Policy:a{ss}'; do
 		v=$(prop "${p%%:*}") || { bad+="${p%%:*}: unreadable; "; continue; }
 		[ "${v%% *}" = "${p#*:}" ] || bad+="${p%%:*}: type ${v%% *}; "
@@ -342,11 +347,11 @@ tap_check "Reload forgets the override (PolicyChanged back to 10)" \
 	bash -c "busctl --address='$ADDR' call org.regionpm1 /org/regionpm1 $IFACE Reload &&
 		 busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.HeadroomPercent\" \"10\"'"
 tap_check "PolicyChanged(Policy.HeadroomPercent, 10) signal" saw_signal PolicyChanged 'string "10"'
-printf '[Policy]\nPark=no\nMaxPagesToVacate=0\nHeadroomPercent=15\n' > "$work/regionpmd.conf"
+printf "$conf_head"'[Policy]\nPark=no\nMaxPagesToVacate=0\nHeadroomPercent=15\n' > "$work/regionpmd.conf"
 kill -HUP "$daemon_pid"
 tap_check "SIGHUP: PolicyChanged(Policy.HeadroomPercent, 15)" saw_signal PolicyChanged 'string "15"'
 reload_sync() {
-	printf '[Policy]\nPark=no\nMaxPagesToVacate=0\nHeadroomPercent=17\n' > "$work/regionpmd.conf"
+	printf "$conf_head"'[Policy]\nPark=no\nMaxPagesToVacate=0\nHeadroomPercent=17\n' > "$work/regionpmd.conf"
 	call Reload || return 1
 	# no waiting: the reply came after the new value was in effect
 	busctl --address="$ADDR" get-property org.regionpm1 /org/regionpm1 $IFACE Policy |
@@ -411,6 +416,71 @@ tap_check "regionpmctl set NoSuchKey=1: exit 5 (or 2 if refused locally)" \
 	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' '$CTL' set NoSuchKey=1; rc=\$?; [ \$rc = 5 ] || [ \$rc = 2 ]"
 tap_check "regionpmctl park $target as nobody: exit 4" \
 	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' setpriv --reuid=nobody --regid=nogroup --clear-groups '$CTL' park $target; [ \$? = 4 ]"
+# ---- regionpmctl status --json, pause/resume/reload; the metrics file --------------
+status_json() {
+	local out
+	out=$(ctl status --json) || return 1
+	printf '%s\n' "$out" | head -20
+	printf '%s' "$out" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+count, errors, parked = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+assert d["region_count"] == count, d["region_count"]
+assert len(d["regions"]) == count
+assert d["regions_in_use"] + d["regions_empty"] + d["regions_parked"] <= count
+assert d["errors"] == errors, (d["errors"], errors)
+assert d["regions_parked"] == parked
+assert d["page_size"] == int(sys.argv[4])
+assert d["policy"]["Policy.Park"] == "no"
+assert all(r["size"] > 0 and r["state"] in ("active", "parked", "busy") for r in d["regions"])
+' "$count" "$(prop Errors | awk '{print $2}')" "$(prop RegionsParked | awk '{print $2}')" "$(getconf PAGESIZE)"
+}
+tap_check "regionpmctl status --json: valid JSON that agrees with the properties" status_json
+tap_check "regionpmctl status -b prints region sizes in bytes" \
+	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' '$CTL' status -b | grep -qE '^Regions: +$count with memory, $region_size each'"
+tap_check "regionpmctl pause: State paused" \
+	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' '$CTL' pause && [ \"\$(busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE State)\" = 's \"paused\"' ]"
+tap_check "regionpmctl resume: State running" \
+	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' '$CTL' resume && [ \"\$(busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE State)\" = 's \"running\"' ]"
+ctl_reload() {
+	printf "$conf_head"'[Policy]\nPark=no\nMaxPagesToVacate=0\nHeadroomPercent=19\n' > "$work/regionpmd.conf"
+	ctl reload || return 1
+	busctl --address="$ADDR" get-property org.regionpm1 /org/regionpm1 $IFACE Policy |
+		grep -q '"Policy.HeadroomPercent" "19"'
+}
+tap_check "regionpmctl reload: the new configuration in effect when it returns" ctl_reload
+tap_check "regionpmctl pause as nobody: exit 4" \
+	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' setpriv --reuid=nobody --regid=nogroup --clear-groups '$CTL' pause; [ \$? = 4 ]"
+metrics_ok() {
+	local i mig
+	for i in $(seq 30); do	# written after every pass (IntervalSec=5)
+		mig=$(prop PagesMigrated | awk '{print $2}')
+		[ -f "$METRICS" ] && grep -qx "regionpm_pages_migrated_total $mig" "$METRICS" && break
+		sleep 0.5
+	done
+	ls -l "$work/textfile"
+	cat "$METRICS"
+	[ "$(ls -A "$work/textfile")" = regionpm.prom ] || { echo "other files in the textfile directory"; return 1; }
+	[ "$(stat -c %a "$METRICS")" = 644 ] || return 1
+	/usr/bin/python3 -c '
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+fam = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+count, parked, mig, errors = (int(x) for x in sys.argv[2:6])
+regions = {s.labels["state"]: s.value for s in fam["regionpm_regions"].samples}
+assert fam["regionpm_regions"].type == "gauge"
+assert sum(regions.values()) == count, regions
+assert regions["parked"] == parked, regions
+assert fam["regionpm_pages_migrated"].type == "counter"
+assert fam["regionpm_pages_migrated"].samples[0].value == mig
+assert fam["regionpm_errors"].samples[0].value == errors
+assert 0 < fam["regionpm_modelled_power_watts"].samples[0].value < 1000
+for name in ("regionpm_pages_dropped", "regionpm_parks", "regionpm_releases", "regionpm_paused",
+             "regionpm_region_size_bytes", "regionpm_power_down_ratio"):
+    assert name in fam, name
+' "$METRICS" "$count" "$(prop RegionsParked | awk '{print $2}')" "$mig" "$(prop Errors | awk '{print $2}')"
+}
+tap_check "MetricsFile: Prometheus text (HELP, TYPE), mode 0644, agrees with the properties" metrics_ok
 tap_check "regionpmctl status as nobody: exit 0" \
 	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' setpriv --reuid=nobody --regid=nogroup --clear-groups '$CTL' status >/dev/null"
 

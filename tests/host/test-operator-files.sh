@@ -75,6 +75,19 @@ tap_check "RestartPreventExitStatus=6 (no regionpm family) in the unit, exit sta
 tap_check "ExecReload calls the bus method Reload with busctl" \
 	grep -qx 'ExecReload=/usr/bin/busctl call --timeout=60 org.regionpm1 /org/regionpm1 org.regionpm1.Manager Reload' systemd/regionpmd.service
 
+# -- the metrics format, judged by the Prometheus client's own parser ---------
+prom_parses() {
+	/usr/bin/python3 -c '
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+fams = list(text_string_to_metric_families(open(sys.argv[1]).read()))
+names = [f.name for f in fams]
+print(len(fams), "families:", " ".join(names))
+assert len(fams) == 12 and all(f.documentation and f.type in ("gauge", "counter") for f in fams)
+' daemon/fixtures/metrics/example.prom
+}
+tap_check "daemon/fixtures/metrics/example.prom (what test-metrics expects) parses as Prometheus text" prom_parses
+
 # -- regionpmd on this host, which has no regionpm family -------------------
 # (as root: as another user it stops earlier, at "must run as root")
 nofam() { # extra environment for the run; prints stderr
