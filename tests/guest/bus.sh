@@ -330,6 +330,19 @@ cgroup_resolved() {
 	[ "$after" -gt "$before" ] && call SetPolicy ss Protect.Cgroup ''
 }
 tap_check "SetPolicy Protect.Cgroup resolves the cgroup at once" cgroup_resolved
+long_cgroups() {
+	local i long value
+	long=$(printf 'x%.0s' $(seq 200))
+	for i in 1 2 3 4 5 6 7 8; do
+		call SetPolicy ss Protect.Cgroup "/$long/$i" || return 1
+	done
+	value=$(busctl --address="$ADDR" --json=short get-property org.regionpm1 /org/regionpm1 $IFACE Policy |
+		/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["Protect.Cgroup"])')
+	echo "Protect.Cgroup in Policy: ${#value} bytes"
+	call SetPolicy ss Protect.Cgroup '' || return 1
+	[ "${#value}" -gt 1600 ] && [ "$(echo "$value" | wc -w)" = 8 ]
+}
+tap_check "Policy shows Protect.Cgroup past 1 KiB (8 paths of 200+ bytes)" long_cgroups
 tap_check "SetPolicy with a bare key name (BudgetPagesPerSec 1000)" call SetPolicy ss BudgetPagesPerSec 1000
 tap_check "SetPolicy of an unknown key fails with InvalidPolicy" \
 	error_is org.regionpm1.Error.InvalidPolicy SetPolicy string:Policy.NoSuchKey string:1
