@@ -38,7 +38,7 @@ all: daemon $(TEST_PROGS) mm-selftests
 # daemon/regionpmd.c is the entry point, daemon/test-*.c are unit tests
 # (cmocka, TAP output), everything else in daemon/ goes into one static
 # library that both link.  Libraries are found with pkg-config.
-DAEMON_PKGS := libmnl libsystemd inih libcgroup smartcols
+DAEMON_PKGS := libmnl libsystemd libcgroup smartcols
 DAEMON_MAIN := daemon/regionpmd.c
 DAEMON_TEST_SRCS := $(wildcard daemon/test-*.c)
 CTL_MAIN := daemon/regionpmctl.c
@@ -63,10 +63,10 @@ $(BUILD)/daemon/libregionpmd.a: $(DAEMON_LIB_OBJS)
 $(BUILD)/regionpmd: $(BUILD)/daemon/regionpmd.o $(BUILD)/daemon/libregionpmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm
 
-# regionpmctl: a D-Bus client; it links the library only for the config
-# validators and the power model, and libsmartcols for its tables.
-$(BUILD)/regionpmctl: $(BUILD)/daemon/regionpmctl.o $(BUILD)/daemon/libregionpmd.a
-	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS) $(shell pkg-config --libs smartcols) -lm
+# regionpmctl: a D-Bus client (names in daemon/bus-api.h); of the daemon it
+# links only the netlink message parser, for "check".
+$(BUILD)/regionpmctl: $(BUILD)/daemon/regionpmctl.o $(BUILD)/daemon/genl.o
+	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd libmnl smartcols)
 
 $(BUILD)/daemon/test-%: $(BUILD)/daemon/test-%.o $(BUILD)/daemon/libregionpmd.a
 	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS) $(shell pkg-config --libs cmocka) -lm

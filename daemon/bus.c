@@ -2,17 +2,26 @@
 /*
  * regionpmd's D-Bus API (org.regionpm1(5)): the sd-bus vtable, the property
  * getters, the method handlers, the signals, and the property change
- * announcements.  Mutating methods check the sender's effective uid here,
- * in addition to the bus policy (systemd/org.regionpm1.conf).
+ * announcements.
+ *
+ * Privilege, as in systemd-oomd: the bus policy (systemd/org.regionpm1.conf)
+ * lets only root call the mutating methods, and sd-bus checks again itself:
+ * they are not SD_BUS_VTABLE_UNPRIVILEGED, so sd-bus asks dbus-daemon for the
+ * caller's uid (GetConnectionCredentials, taken with SO_PEERCRED; no /proc)
+ * and replies AccessDenied to anyone but root.  GetRegion is open to all but
+ * scans pages only for a privileged caller, rate limited; everyone else gets
+ * the daemon's cached view.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-id128.h>
 
@@ -23,15 +32,22 @@
 #include "manager.h"
 #include "power-model.h"
 
-#define ERR_INVALID_REGION	"org.regionpm1.Error.InvalidRegion"
-#define ERR_BUSY		"org.regionpm1.Error.Busy"
-#define ERR_INVALID_POLICY	"org.regionpm1.Error.InvalidPolicy"
-#define ERR_KERNEL		"org.regionpm1.Error.Kernel"
-#define ERR_PAUSED		"org.regionpm1.Error.Paused"
+#define ERR_INVALID_REGION	RPM_BUS_ERR_INVALID_REGION
+#define ERR_BUSY		RPM_BUS_ERR_BUSY
+#define ERR_INVALID_POLICY	RPM_BUS_ERR_INVALID_POLICY
+#define ERR_KERNEL		RPM_BUS_ERR_KERNEL
+#define ERR_PAUSED		RPM_BUS_ERR_PAUSED
 
-#define REGION_SIG		"(uttssttttts)"
-#define UNSCANNED		UINT64_MAX
-#define POLICY_VALUE_MAX	1024
+#define REGION_SIG		RPM_BUS_REGION_SIG
+#define UNSCANNED		RPM_BUS_UNSCANNED
+/* Protect.Cgroup= can hold RPM_MAX_PROTECTED paths of up to PATH_MAX bytes */
+#define POLICY_VALUE_MAX	(RPM_MAX_PROTECTED * (PATH_MAX + 1))
+
+/* Privileged GetRegion scans: at most SCAN_BURST per SCAN_WINDOW_USEC; past
+ * that the caller gets the cached view, as an unprivileged one does.  A scan
+ * reads every page of a region (up to 2 GiB) on the single event loop. */
+#define SCAN_BURST		5
+#define SCAN_WINDOW_USEC	1000000ULL
 
 static const sd_bus_error_map rpm_bus_errors[] = {
 	SD_BUS_ERROR_MAP(ERR_INVALID_REGION, ENOENT),
@@ -45,7 +61,7 @@ static const sd_bus_error_map rpm_bus_errors[] = {
 /* What was last announced, so that only changes are sent. */
 struct announced {
 	char state[16];
-	uint32_t region_count, vacated, parked, released;
+	uint32_t region_count, vacated, parked, released, errors;
 	uint64_t migrated, dropped;
 	double pdf, power_mw;
 };
@@ -60,6 +76,9 @@ struct rpm_bus {
 	char **policy;
 	size_t n_keys;
 	struct announced last;
+	usec_t_ scan_window;		/* start of the current rate limit window */
+	unsigned scans_in_window;
+	char *val;			/* POLICY_VALUE_MAX bytes for conf_get() */
 };
 
 static usec_t_ now_usec(void)
@@ -114,6 +133,7 @@ static void snapshot(struct rpm_bus *b, struct announced *a)
 	a->vacated = b->vacated;
 	a->parked = regions_parked(m);
 	a->released = m->unparks + m->released_by_kernel;
+	a->errors = m->errors;
 	a->power_mw = power_update(b, now);
 	a->pdf = power_avg_mean(&b->pdf, now);
 }
@@ -152,6 +172,8 @@ static int prop_get(sd_bus *bus, const char *path, const char *iface, const char
 		return sd_bus_message_append(reply, "u", a.parked);
 	if (!strcmp(property, "RegionsReleased"))
 		return sd_bus_message_append(reply, "u", a.released);
+	if (!strcmp(property, "Errors"))
+		return sd_bus_message_append(reply, "u", a.errors);
 	if (!strcmp(property, "PowerDownFraction"))
 		return sd_bus_message_append(reply, "d", a.pdf);
 	if (!strcmp(property, "ModelledPowerMilliwatt"))
@@ -164,7 +186,7 @@ static int prop_get_policy(sd_bus *bus, const char *path, const char *iface,
 			   sd_bus_error *error)
 {
 	struct rpm_bus *b = userdata;
-	char val[POLICY_VALUE_MAX];
+	char *val = b->val;
 	const char *key;
 	int r;
 
@@ -175,7 +197,7 @@ static int prop_get_policy(sd_bus *bus, const char *path, const char *iface,
 	(void)error;
 	r = sd_bus_message_open_container(reply, 'a', "{ss}");
 	for (size_t i = 0; r >= 0 && (key = conf_key_name(i)); i++) {
-		if (conf_get(&b->m->config, key, val, sizeof(val)) < 0)
+		if (conf_get(&b->m->config, key, val, POLICY_VALUE_MAX) < 0)
 			continue;
 		r = sd_bus_message_append(reply, "{ss}", key, val);
 	}
@@ -189,7 +211,7 @@ static int prop_get_policy(sd_bus *bus, const char *path, const char *iface,
 static void emit_changes(struct rpm_bus *b)
 {
 	struct announced a, *l = &b->last;
-	const char *names[12];
+	const char *names[13];
 	size_t n = 0;
 
 	snapshot(b, &a);
@@ -207,6 +229,8 @@ static void emit_changes(struct rpm_bus *b)
 		names[n++] = "RegionsParked";
 	if (a.released != l->released)
 		names[n++] = "RegionsReleased";
+	if (a.errors != l->errors)
+		names[n++] = "Errors";
 	/* the mean drifts with every pass: only announce visible changes */
 	if (fabs(a.pdf - l->pdf) >= 0.0005)
 		names[n++] = "PowerDownFraction";
@@ -225,14 +249,14 @@ static void emit_changes(struct rpm_bus *b)
  * announced one, then a change of Policy. */
 static void emit_policy_changes(struct rpm_bus *b)
 {
-	char val[POLICY_VALUE_MAX];
+	char *val = b->val;
 	unsigned changed = 0;
 
 	for (size_t i = 0; i < b->n_keys; i++) {
 		const char *key = conf_key_name(i);
 		char *copy;
 
-		if (!key || conf_get(&b->m->config, key, val, sizeof(val)) < 0)
+		if (!key || conf_get(&b->m->config, key, val, POLICY_VALUE_MAX) < 0)
 			continue;
 		if (b->policy[i] && !strcmp(b->policy[i], val))
 			continue;
@@ -287,40 +311,6 @@ static void on_note(struct manager *m, enum manager_note what, uint32_t id, uint
 }
 
 /* ---- method helpers ------------------------------------------------------- */
-
-/*
- * Every method is SD_BUS_VTABLE_UNPRIVILEGED (sd-bus's own check wants the
- * caller's capabilities from /proc); this is the check instead.  The
- * effective uid comes from /proc/PID/status (SD_BUS_CREDS_AUGMENT); where
- * the unit's ProtectProc=invisible hides the caller, the bus's UnixUserID
- * is used, which dbus-daemon took with SO_PEERCRED: the effective uid at
- * connect time.
- */
-static int check_root(sd_bus_message *msg, sd_bus_error *error)
-{
-	sd_bus_creds *creds = NULL;
-	uid_t euid;
-	int r;
-
-	r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
-	if (r >= 0)
-		r = sd_bus_creds_get_euid(creds, &euid);
-	if (r < 0) {
-		creds = sd_bus_creds_unref(creds);
-		r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_UID, &creds);
-		if (r >= 0)
-			r = sd_bus_creds_get_uid(creds, &euid);
-	}
-	sd_bus_creds_unref(creds);
-	if (r < 0)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-					 "cannot tell the caller's user id: %s", strerror(-r));
-	if (euid != 0)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-					 "%s() changes memory regions: root only",
-					 sd_bus_message_get_member(msg));
-	return 0;
-}
 
 static int kernel_error(struct manager *m, sd_bus_error *error, int r, const char *what,
 			uint32_t id)
@@ -395,6 +385,21 @@ static int method_list_regions(sd_bus_message *msg, void *userdata, sd_bus_error
 	return r;
 }
 
+/* May this privileged caller have a fresh scan now?  Counts it if so. */
+static bool scan_allowed(struct rpm_bus *b)
+{
+	usec_t_ now = now_usec();
+
+	if (now - b->scan_window >= SCAN_WINDOW_USEC) {
+		b->scan_window = now;
+		b->scans_in_window = 0;
+	}
+	if (b->scans_in_window >= SCAN_BURST)
+		return false;
+	b->scans_in_window++;
+	return true;
+}
+
 static int method_get_region(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	struct rpm_bus *b = userdata;
@@ -409,9 +414,20 @@ static int method_get_region(sd_bus_message *msg, void *userdata, sd_bus_error *
 	reg = region_or_error(b->m, id, error);
 	if (!reg)
 		return -ENOENT;
-	r = manager_refresh_region(b->m, reg, true);
-	if (r < 0)
-		return kernel_error(b->m, error, r, "scanning", id);
+	/*
+	 * The page-by-page breakdown is what the kernel gives CAP_SYS_ADMIN
+	 * only (like /proc/kpageflags): the same privilege sd-bus wants for
+	 * the mutating methods.  Others get what the daemon already knows.
+	 */
+	r = sd_bus_query_sender_privilege(msg, CAP_SYS_ADMIN);
+	if (r > 0 && scan_allowed(b)) {
+		r = manager_scan_region(b->m, reg, "D-Bus GetRegion()");
+		if (r < 0)
+			return kernel_error(b->m, error, r, "scanning", id);
+	} else if (r > 0) {
+		log_debug("GetRegion(%" PRIu32 "): more than %d scans per second, cached view",
+			  id, SCAN_BURST);
+	}
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
 		r = append_region(reply, reg);
@@ -442,9 +458,6 @@ static int method_vacate(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	r = sd_bus_message_read(msg, "u", &id);
 	if (r < 0)
 		return r;
-	r = check_root(msg, error);
-	if (r < 0)
-		return r;
 	r = refuse_paused(m, error);
 	if (r < 0)
 		return r;
@@ -457,9 +470,13 @@ static int method_vacate(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	migrated = m->migrated;
 	dropped = m->dropped;
 	/* like the policy: drop clean cache where allowed, migrate the rest
-	 * (manager_compact_region() only migrates protected cgroups' cache) */
+	 * (manager_compact_region() only migrates protected cgroups' cache);
+	 * one request of at most BudgetPagesPerRegion= pages, so the event loop
+	 * (and the watchdog) are not held for a whole region: the caller calls
+	 * again while pages move (regionpmctl vacate does) */
 	r = manager_compact_region(m, reg, m->config.policy.drop_cache ? RPM_COMPACT_BOTH :
-				   RPM_COMPACT_MIGRATE, "D-Bus Vacate()");
+				   RPM_COMPACT_MIGRATE, m->config.policy.budget_pages_per_region,
+				   "D-Bus Vacate()");
 	emit_changes(b);
 	if (r < 0)
 		return kernel_error(m, error, r, "compacting", id);
@@ -475,9 +492,6 @@ static int method_park(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 	int r;
 
 	r = sd_bus_message_read(msg, "u", &id);
-	if (r < 0)
-		return r;
-	r = check_root(msg, error);
 	if (r < 0)
 		return r;
 	r = refuse_paused(m, error);
@@ -510,9 +524,6 @@ static int method_unpark(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	r = sd_bus_message_read(msg, "u", &id);
 	if (r < 0)
 		return r;
-	r = check_root(msg, error);
-	if (r < 0)
-		return r;
 	reg = region_or_error(m, id, error);
 	if (!reg)
 		return -ENOENT;
@@ -537,15 +548,12 @@ static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
 	r = sd_bus_message_read(msg, "ss", &key, &value);
 	if (r < 0)
 		return r;
-	r = check_root(msg, error);
-	if (r < 0)
-		return r;
 	r = conf_set(&b->m->config, key, value, err, sizeof(err));
 	if (r < 0)
 		return sd_bus_error_setf(error, ERR_INVALID_POLICY, "%s", *err ? err :
 					 r == -ENOENT ? "unknown key" : strerror(-r));
-	if (!b->m->config.interval_sec)
-		b->m->config.interval_sec = 1;
+	/* in effect now, not at the next reload: re-arm what depends on it */
+	manager_config_changed(b->m, key);
 	emit_policy_changes(b);
 	return sd_bus_reply_method_return(msg, "");
 }
@@ -554,11 +562,8 @@ static int method_pause_resume(sd_bus_message *msg, void *userdata, sd_bus_error
 {
 	struct rpm_bus *b = userdata;
 	bool pause = !strcmp(sd_bus_message_get_member(msg), "Pause");
-	int r;
 
-	r = check_root(msg, error);
-	if (r < 0)
-		return r;
+	(void)error;
 	if (b->m->paused != pause) {
 		b->m->paused = pause;
 		log_info("%s", pause ? "paused: no emptying or parking until Resume()" : "resumed");
@@ -574,10 +579,14 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	struct rpm_bus *b = userdata;
 	int r;
 
-	r = check_root(msg, error);
+	/* The SIGHUP path (PolicyChanged through the note), but synchronous:
+	 * the reply goes out once the new configuration is in effect, so
+	 * ExecReload=busctl call ... Reload makes "systemctl reload" wait. */
+	r = manager_reload(b->m);
 	if (r < 0)
-		return r;
-	manager_reload(b->m);	/* the SIGHUP path: PolicyChanged through the note */
+		return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED,
+					 "reading the configuration: %s; the previous one stays in effect",
+					 strerror(-r));
 	return sd_bus_reply_method_return(msg, "");
 }
 
@@ -598,6 +607,7 @@ static const sd_bus_vtable manager_vtable[] = {
 	PROP("RegionsVacated", "u"),
 	PROP("RegionsParked", "u"),
 	PROP("RegionsReleased", "u"),
+	PROP("Errors", "u"),
 	PROP("PowerDownFraction", "d"),
 	PROP("ModelledPowerMilliwatt", "d"),
 	SD_BUS_PROPERTY("Policy", "a{ss}", prop_get_policy, 0,
@@ -611,18 +621,20 @@ static const sd_bus_vtable manager_vtable[] = {
 				 method_get_region, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("Vacate", "u", SD_BUS_PARAM(id),
 				 "tt", SD_BUS_PARAM(migrated) SD_BUS_PARAM(dropped),
-				 method_vacate, SD_BUS_VTABLE_UNPRIVILEGED),
+				 method_vacate, 0),
 	SD_BUS_METHOD_WITH_NAMES("Park", "u", SD_BUS_PARAM(id), "", "",
-				 method_park, SD_BUS_VTABLE_UNPRIVILEGED),
+				 method_park, 0),
 	SD_BUS_METHOD_WITH_NAMES("Unpark", "u", SD_BUS_PARAM(id), "", "",
-				 method_unpark, SD_BUS_VTABLE_UNPRIVILEGED),
+				 method_unpark, 0),
 	SD_BUS_METHOD_WITH_NAMES("SetPolicy", "ss", SD_BUS_PARAM(key) SD_BUS_PARAM(value),
 				 "", "",
-				 method_set_policy, SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD("Pause", "", "", method_pause_resume, SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD("Resume", "", "", method_pause_resume, SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD("Reload", "", "", method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+				 method_set_policy, 0),
+	SD_BUS_METHOD("Pause", "", "", method_pause_resume, 0),
+	SD_BUS_METHOD("Resume", "", "", method_pause_resume, 0),
+	SD_BUS_METHOD("Reload", "", "", method_reload, 0),
 
+	/* methods without SD_BUS_VTABLE_UNPRIVILEGED: sd-bus lets only root
+	 * (or a caller with CAP_SYS_ADMIN) call them */
 	SD_BUS_SIGNAL_WITH_NAMES("RegionVacated", "utt",
 				 SD_BUS_PARAM(id) SD_BUS_PARAM(migrated) SD_BUS_PARAM(dropped), 0),
 	SD_BUS_SIGNAL_WITH_NAMES("RegionParked", "u", SD_BUS_PARAM(id), 0),
@@ -646,6 +658,7 @@ static void bus_free(struct rpm_bus *b)
 	for (size_t i = 0; i < b->n_keys; i++)
 		free(b->policy[i]);
 	free(b->policy);
+	free(b->val);
 	free(b);
 }
 
@@ -660,7 +673,8 @@ int bus_open(struct manager *m, const char *address)
 	while (conf_key_name(b->n_keys))
 		b->n_keys++;
 	b->policy = calloc(b->n_keys ? b->n_keys : 1, sizeof(*b->policy));
-	if (!b->policy) {
+	b->val = malloc(POLICY_VALUE_MAX);
+	if (!b->policy || !b->val) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -701,9 +715,9 @@ int bus_open(struct manager *m, const char *address)
 	}
 	/* the starting point of the announcements: nothing is sent for it */
 	for (size_t i = 0; i < b->n_keys; i++) {
-		char val[POLICY_VALUE_MAX];
+		char *val = b->val;
 
-		if (conf_get(&m->config, conf_key_name(i), val, sizeof(val)) == 0)
+		if (conf_get(&m->config, conf_key_name(i), val, POLICY_VALUE_MAX) == 0)
 			b->policy[i] = strdup(val);
 	}
 	power_update(b, now_usec());

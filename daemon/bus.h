@@ -8,11 +8,9 @@
 
 #include <stdio.h>
 
-struct manager;
+#include "bus-api.h"
 
-#define RPM_BUS_NAME	"org.regionpm1"
-#define RPM_BUS_PATH	"/org/regionpm1"
-#define RPM_BUS_IFACE	"org.regionpm1.Manager"
+struct manager;
 
 /*
  * Connects to @address (NULL: the system bus), exports the object on it,

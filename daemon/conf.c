@@ -1,22 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * regionpmd.conf parsing with inih.
+ * regionpmd.conf parsing, with the syntax of systemd.syntax(7).
  *
  * One table describes every key: its section, name, type, range and where
  * it lives in struct rpm_config.  The file parser, conf_set() and conf_get()
  * all go through that table, so a key cannot be valid in one and not in the
  * other.
  *
- * Debian's libinih is built without line numbers in the handler, so the file
- * is fed to inih through our own reader, which hands over one line per call,
- * counts them, and reports lines inih would reject (or silently split) with
- * file:line.  The reader also strips leading blanks: inih would otherwise
- * take an indented line as the continuation of the previous value, which
- * systemd-style files do not have.
+ * The parser is our own, small and whole: inih (used before) differs from
+ * systemd in too many places to be used as is -- it takes indented lines
+ * as continuations, "Key:Value" as an assignment and "; ..." as an inline
+ * comment, has no backslash continuation, limits lines to 200 characters
+ * and gives the handler no line numbers -- so it had grown a line filter in
+ * front of it that re-implemented half the grammar.  Here: blanks around a
+ * line and around "=" are stripped, lines starting with '#' or ';' are
+ * comments (only at the start of a line), a line ending in a backslash
+ * continues on the next one (the backslash becomes a blank; comment lines
+ * inside a continuation are skipped), "[Section]" opens a section, and
+ * everything else must be "Key=Value".  Time values take systemd's units
+ * ("30s", "5min", "1h 30min", "500ms").
  */
 #include <dirent.h>
 #include <errno.h>
-#include <ini.h>
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -35,6 +41,9 @@ enum key_type {
 	KEY_BOOL,
 	KEY_DOUBLE,	/* finite, [min, max] */
 	KEY_CGROUP,	/* repeatable list of cgroup v2 paths */
+	KEY_SEC,	/* time span in an unsigned, whole seconds; bare number: seconds */
+	KEY_USEC,	/* time span in an unsigned, microseconds; bare number: us */
+	KEY_PROM_PATH,	/* absolute path of a *.prom file in a char *; empty: none */
 };
 
 struct key {
@@ -56,14 +65,16 @@ struct key {
  */
 static const struct key keys[] = {
 	/* Decision pass period: 1 s to an hour. */
-	{ K("Daemon", "IntervalSec"), KEY_UINT, OFF(interval_sec), 1, 3600 },
+	{ K("Daemon", "IntervalSec"), KEY_SEC, OFF(interval_sec), 1, 3600 },
+	/* Prometheus text file for node_exporter's textfile collector. */
+	{ K("Daemon", "MetricsFile"), KEY_PROM_PATH, OFF(metrics_file), 0, 0 },
 
 	/* PSI limits as percent (0.00 to 100.00; 100 means never). */
 	{ K("Pressure", "SomeAvg10MaxPercent"), KEY_PERCENT, POL(psi_some_avg10_max), 0, 10000 },
 	{ K("Pressure", "FullAvg10MaxPercent"), KEY_PERCENT, POL(psi_full_avg10_max), 0, 10000 },
 	/* The kernel's PSI trigger limits: window 500 ms to 10 s, stall <= window. */
-	{ K("Pressure", "StallUSec"), KEY_UINT, OFF(psi_stall_usec), 1, 10000000 },
-	{ K("Pressure", "WindowUSec"), KEY_UINT, OFF(psi_window_usec), 500000, 10000000 },
+	{ K("Pressure", "StallUSec"), KEY_USEC, OFF(psi_stall_usec), 1, 10000000 },
+	{ K("Pressure", "WindowUSec"), KEY_USEC, OFF(psi_window_usec), 500000, 10000000 },
 
 	/* Keeping more than 90 % free would leave nothing to park. */
 	{ K("Policy", "HeadroomPercent"), KEY_UINT, POL(headroom_percent), 0, 90 },
@@ -71,22 +82,23 @@ static const struct key keys[] = {
 	/* The kernel refuses a budget above a region; the policy clamps. */
 	{ K("Policy", "BudgetPagesPerRegion"), KEY_U64, POL(budget_pages_per_region), 1, 1ULL << 32 },
 	{ K("Policy", "MaxPagesToVacate"), KEY_U64, POL(max_pages_to_vacate), 0, 1ULL << 40 },
-	{ K("Policy", "MinIdleAgeSec"), KEY_UINT, POL(min_idle_age_sec), 1, 86400 },
-	{ K("Policy", "PingPongWindowSec"), KEY_UINT, POL(pingpong_window_sec), 0, 86400 },
-	{ K("Policy", "PingPongBackoffSec"), KEY_UINT, POL(pingpong_backoff_sec), 1, 86400 },
-	{ K("Policy", "PressureBackoffSec"), KEY_UINT, POL(pressure_backoff_sec), 0, 3600 },
+	{ K("Policy", "MinIdleAgeSec"), KEY_SEC, POL(min_idle_age_sec), 1, 86400 },
+	{ K("Policy", "PingPongWindowSec"), KEY_SEC, POL(pingpong_window_sec), 0, 86400 },
+	{ K("Policy", "PingPongBackoffSec"), KEY_SEC, POL(pingpong_backoff_sec), 1, 86400 },
+	{ K("Policy", "PressureBackoffSec"), KEY_SEC, POL(pressure_backoff_sec), 0, 3600 },
 	{ K("Policy", "Park"), KEY_BOOL, POL(park), 0, 1 },
 	{ K("Policy", "Bias"), KEY_BOOL, POL(bias), 0, 1 },
 	{ K("Policy", "DropCache"), KEY_BOOL, POL(drop_cache), 0, 1 },
-	{ K("Policy", "PaybackSec"), KEY_UINT, POL(payback_sec), 1, 10U * 365 * 86400 },
+	{ K("Policy", "PaybackSec"), KEY_SEC, POL(payback_sec), 1, 10U * 365 * 86400 },
 
 	/* Model constants: non-negative, finite, at most a million. */
 	{ K("Power", "MigrateCostMicrojoulePerPage"), KEY_DOUBLE, POL(migrate_cost_uj_per_page), 0, 1000000 },
 	{ K("Power", "RegionSavingMilliwatt"), KEY_DOUBLE, POL(region_saving_mw), 0, 1000000 },
 
 	/* Page idle tracking needs a few seconds to tell hot from idle. */
-	{ K("Idle", "SampleSec"), KEY_UINT, OFF(idle_sample_sec), 1, 600 },
-	{ K("Idle", "MaxRegions"), KEY_UINT, OFF(idle_max_regions), 1, 4096 },
+	{ K("Idle", "SampleSec"), KEY_SEC, OFF(idle_sample_sec), 1, 600 },
+	/* The manager runs at most RPM_IDLE_MAX_REGIONS samples at once. */
+	{ K("Idle", "MaxRegions"), KEY_UINT, OFF(idle_max_regions), 1, RPM_IDLE_MAX_REGIONS },
 
 	{ K("Protect", "Cgroup"), KEY_CGROUP, 0, 0, 0 },
 };
@@ -107,6 +119,8 @@ void conf_defaults(struct rpm_config *c)
 
 void conf_free(struct rpm_config *c)
 {
+	free(c->metrics_file);
+	c->metrics_file = NULL;
 	for (size_t i = 0; i < c->n_protected; i++) {
 		free(c->protected_cgroups[i]);
 		c->protected_cgroups[i] = NULL;
@@ -218,6 +232,95 @@ static int parse_double(const char *v, double *out)
 	return 0;
 }
 
+static const struct {
+	const char *name;
+	uint64_t usec;
+} time_units[] = {
+	{ "us", 1 }, { "usec", 1 },
+	{ "ms", 1000 }, { "msec", 1000 },
+	{ "s", 1000000 }, { "sec", 1000000 }, { "second", 1000000 }, { "seconds", 1000000 },
+	{ "m", 60000000 }, { "min", 60000000 }, { "minute", 60000000 }, { "minutes", 60000000 },
+	{ "h", 3600000000ULL }, { "hr", 3600000000ULL }, { "hour", 3600000000ULL },
+	{ "hours", 3600000000ULL },
+	{ "d", 86400000000ULL }, { "day", 86400000000ULL }, { "days", 86400000000ULL },
+	{ "w", 604800000000ULL }, { "week", 604800000000ULL }, { "weeks", 604800000000ULL },
+};
+
+/*
+ * A time span as systemd.time(7) writes it: one or more "<number><unit>"
+ * components, blanks allowed between them ("1h 30min", "2min30s"), the
+ * number with up to six decimals ("1.5s"); a bare number, alone, is in
+ * @bare_unit microseconds.  Result in microseconds.
+ */
+int conf_parse_timespan(const char *v, uint64_t bare_unit, uint64_t *out)
+{
+	uint64_t total = 0;
+	bool first = true;
+
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (!*v)
+		return -EINVAL;
+	while (*v) {
+		uint64_t whole = 0, frac = 0, div = 1, unit = 0, part;
+		const char *u;
+		size_t ulen;
+
+		if (*v < '0' || *v > '9')
+			return -EINVAL;
+		for (; *v >= '0' && *v <= '9'; v++) {
+			if (whole > (UINT64_MAX - 9) / 10)
+				return -ERANGE;
+			whole = whole * 10 + (uint64_t)(*v - '0');
+		}
+		if (*v == '.') {
+			v++;
+			if (*v < '0' || *v > '9')
+				return -EINVAL;
+			for (; *v >= '0' && *v <= '9'; v++) {
+				if (div >= 1000000)
+					return -EINVAL;	/* finer than a microsecond */
+				frac = frac * 10 + (uint64_t)(*v - '0');
+				div *= 10;
+			}
+		}
+		while (*v == ' ' || *v == '\t')
+			v++;
+		for (u = v; (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z'); v++)
+			;
+		ulen = (size_t)(v - u);
+		if (!ulen) {
+			/* a bare number only as the whole value */
+			if (!first || *v)
+				return -EINVAL;
+			unit = bare_unit;
+		} else {
+			for (size_t i = 0; i < sizeof(time_units) / sizeof(time_units[0]); i++)
+				if (strlen(time_units[i].name) == ulen &&
+				    !strncmp(time_units[i].name, u, ulen))
+					unit = time_units[i].usec;
+			if (!unit)
+				return -EINVAL;
+		}
+		if (whole > UINT64_MAX / unit)
+			return -ERANGE;
+		part = whole * unit;
+		if (frac) {
+			if (unit % div && (frac * unit) % div)
+				return -EINVAL;	/* finer than a microsecond */
+			part += frac * unit / div;
+		}
+		if (total > UINT64_MAX - part)
+			return -ERANGE;
+		total += part;
+		first = false;
+		while (*v == ' ' || *v == '\t')
+			v++;
+	}
+	*out = total;
+	return 0;
+}
+
 /*
  * A cgroup v2 path as systemd writes it: absolute, no empty, "." or ".."
  * components, no trailing slash except for the root itself.
@@ -278,6 +381,44 @@ static int add_cgroup(struct rpm_config *c, const char *v, char *err,
 		return -ENOMEM;
 	}
 	c->protected_cgroups[c->n_protected++] = dup;
+	return 0;
+}
+
+/* An absolute file name ending in ".prom" (the textfile collector reads
+ * nothing else), without "." or ".." components; "" clears it. */
+static int set_prom_path(char **field, const char *v, const char *name, char *err,
+			 size_t errlen)
+{
+	size_t n = strlen(v);
+	char *dup;
+
+	if (!n) {
+		free(*field);
+		*field = NULL;
+		return 0;
+	}
+	if (v[0] != '/' || n < 7 || strcmp(v + n - 5, ".prom") || v[n - 6] == '/' ||
+	    strstr(v, "/./") || strstr(v, "/../") || strstr(v, "//")) {
+		snprintf(err, errlen, "invalid %s=%s (want an absolute path of a *.prom file, "
+			 "which node_exporter's textfile collector reads)", name, v);
+		return -EINVAL;
+	}
+	if (n >= PATH_MAX - 16) {
+		snprintf(err, errlen, "%s= is too long", name);
+		return -ERANGE;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f) {
+			snprintf(err, errlen, "invalid %s= (control character)", name);
+			return -EINVAL;
+		}
+	dup = strdup(v);
+	if (!dup) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	free(*field);
+	*field = dup;
 	return 0;
 }
 
@@ -343,8 +484,35 @@ static int apply(struct rpm_config *c, const struct key *k, const char *value,
 		}
 		*(double *)field = d;
 		return 0;
+	case KEY_SEC:
+	case KEY_USEC:
+		r = conf_parse_timespan(value, k->type == KEY_SEC ? 1000000 : 1, &u);
+		if (r == -EINVAL) {
+			snprintf(err, errlen, "invalid time span \"%s\" for %s= (want e.g. %s)",
+				 value, k->name, k->type == KEY_SEC ? "30, 30s, 5min or 1h 30min" :
+				 "100000, 100ms or 1s");
+			return r;
+		}
+		if (r == 0 && k->type == KEY_SEC) {
+			if (u % 1000000) {
+				snprintf(err, errlen, "%s=%s is not a whole number of seconds",
+					 k->name, value);
+				return -EINVAL;
+			}
+			u /= 1000000;
+		}
+		if (r < 0 || u < k->min || u > k->max) {
+			snprintf(err, errlen, "%s=%s out of range [%llu, %llu]%s", k->name, value,
+				 (unsigned long long)k->min, (unsigned long long)k->max,
+				 k->type == KEY_SEC ? " seconds" : " microseconds");
+			return -ERANGE;
+		}
+		*(unsigned *)field = (unsigned)u;
+		return 0;
 	case KEY_CGROUP:
 		return add_cgroup(c, value, err, errlen);
+	case KEY_PROM_PATH:
+		return set_prom_path((char **)field, value, k->name, err, errlen);
 	}
 	return -EINVAL;
 }
@@ -419,7 +587,7 @@ int conf_set(struct rpm_config *c, const char *key, const char *value,
 		snprintf(err, errlen, "unknown key %s", key);
 		return -ENOENT;
 	}
-	if (k->type == KEY_CGROUP)
+	if (k->type == KEY_CGROUP || k->type == KEY_PROM_PATH)
 		return apply(c, k, value, err, errlen);
 
 	/* Scalars: validate on a copy so that a cross-check can refuse it. */
@@ -450,6 +618,8 @@ int conf_get(const struct rpm_config *c, const char *key, char *buf, size_t len)
 		n = snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
 		break;
 	case KEY_UINT:
+	case KEY_SEC:
+	case KEY_USEC:
 		n = snprintf(buf, len, "%u", *(const unsigned *)field);
 		break;
 	case KEY_U64:
@@ -465,6 +635,12 @@ int conf_get(const struct rpm_config *c, const char *key, char *buf, size_t len)
 	case KEY_DOUBLE:
 		n = snprintf(buf, len, "%g", *(const double *)field);
 		break;
+	case KEY_PROM_PATH: {
+		const char *v = *(char *const *)field;
+
+		n = snprintf(buf, len, "%s", v ? v : "");
+		break;
+	}
 	case KEY_CGROUP: {
 		size_t off = 0;
 
@@ -486,17 +662,17 @@ int conf_get(const struct rpm_config *c, const char *key, char *buf, size_t len)
 
 /* ---- files ------------------------------------------------------------ */
 
+/* A logical line (continuations joined) longer than this is refused. */
+#define LINE_MAX_BYTES (64 * 1024)
+
 struct load_ctx {
 	struct rpm_config *c;
 	const char *file;
-	FILE *f;
-	unsigned line;
+	unsigned line;		/* where the logical line started */
 	conf_log_fn log;
 	void *userdata;
 	unsigned warnings;
-	int read_error;
-	char *buf;		/* getline buffer */
-	size_t bufsize;
+	char section[64];	/* "" before the first valid [Section] */
 };
 
 #define conf_warn(ctx, fmt, ...) do {					\
@@ -506,111 +682,169 @@ struct load_ctx {
 			   (ctx)->file, (ctx)->line, ##__VA_ARGS__);	\
 } while (0)
 
-/*
- * Lines inih would reject: neither a comment, a [section] nor a key=value.
- * inih reports only the first error in its return value, without calling
- * us, so we check every line ourselves.
- */
-static bool line_is_valid(const char *s)
+static bool is_blank(char ch)
 {
-	const char *eq;
-
-	if (!*s || *s == ';' || *s == '#' || *s == '\n' || *s == '\r')
-		return true;
-	if (*s == '[')
-		return strchr(s, ']') != NULL;
-	/* Key=Value only: inih would also split "Key:Value", systemd does not. */
-	eq = strchr(s, '=');
-	return eq && eq != s && !memchr(s, ':', (size_t)(eq - s));
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
 }
 
-/* ini_reader: one whole line per call, blanks stripped on the left. */
-static char *reader(char *str, int num, void *stream)
+/* Blanks off both ends, in place. */
+static char *strip(char *s)
 {
-	struct load_ctx *ctx = stream;
-	ssize_t n;
-	char *s;
+	size_t n;
 
-	n = getline(&ctx->buf, &ctx->bufsize, ctx->f);
-	if (n < 0) {
-		if (ferror(ctx->f))
-			ctx->read_error = errno ? -errno : -EIO;
-		return NULL;
-	}
-	ctx->line++;
-	s = ctx->buf;
-	while (*s == ' ' || *s == '\t')
+	while (is_blank(*s))
 		s++;
-	if (memchr(ctx->buf, '\0', (size_t)n)) {
-		conf_warn(ctx, "NUL byte in line, ignored");
-		s = "\n";
-	} else if (strlen(s) >= (size_t)num) {
-		conf_warn(ctx, "line longer than %d characters, ignored", num - 1);
-		s = "\n";
-	} else if (!line_is_valid(s)) {
-		conf_warn(ctx, "syntax error (want [Section] or Key=Value), ignored");
-		s = "\n";
-	}
-	memcpy(str, s, strlen(s) + 1);
-	return str;
+	n = strlen(s);
+	while (n && is_blank(s[n - 1]))
+		s[--n] = '\0';
+	return s;
 }
 
-static int handler(void *user, const char *section, const char *name,
-		   const char *value)
+/* One logical line, stripped, not a comment, not empty. */
+static void parse_line(struct load_ctx *ctx, char *s)
 {
-	struct load_ctx *ctx = user;
 	const struct key *k;
-	char err[256];
+	char err[512], *eq, *key, *value;
 
-	if (!*section) {
-		conf_warn(ctx, "key %s outside of any section, ignored", name);
-		return 1;
+	if (*s == '[') {
+		size_t n = strlen(s);
+
+		if (n < 3 || s[n - 1] != ']' || memchr(s + 1, ']', n - 2) ||
+		    memchr(s + 1, '[', n - 2)) {
+			conf_warn(ctx, "syntax error (want [Section] or Key=Value), ignored");
+			ctx->section[0] = '\0';		/* keys after it belong nowhere */
+			return;
+		}
+		if (n - 2 >= sizeof(ctx->section)) {
+			conf_warn(ctx, "unknown section %s, ignored", s);
+			snprintf(ctx->section, sizeof(ctx->section), "?");
+			return;
+		}
+		memcpy(ctx->section, s + 1, n - 2);
+		ctx->section[n - 2] = '\0';
+		return;
 	}
-	k = find_key(section, name);
+	eq = strchr(s, '=');
+	if (!eq || eq == s) {
+		conf_warn(ctx, "syntax error (want [Section] or Key=Value), ignored");
+		return;
+	}
+	*eq = '\0';
+	key = strip(s);
+	value = strip(eq + 1);
+	if (!*key || strpbrk(key, " \t")) {
+		conf_warn(ctx, "syntax error (want [Section] or Key=Value), ignored");
+		return;
+	}
+	if (!ctx->section[0]) {
+		conf_warn(ctx, "key %s outside of any section, ignored", key);
+		return;
+	}
+	k = find_key(ctx->section, key);
 	if (!k) {
-		conf_warn(ctx, "unknown key %s in [%s], ignored", name, section);
-		return 1;
+		conf_warn(ctx, "unknown key %s in [%s], ignored", key, ctx->section);
+		return;
 	}
 	/* Duplicates: the last one wins, like systemd. */
 	if (apply(ctx->c, k, value, err, sizeof(err)) < 0)
 		conf_warn(ctx, "%s, ignored", err);
-	return 1;	/* never stop: one bad line must not hide the rest */
 }
 
 static int load_file(struct load_ctx *ctx, const char *path, bool must_exist)
 {
+	char *buf = NULL, *logical = NULL;
+	size_t bufsize = 0, llen = 0;
+	unsigned lineno = 0;
+	bool too_long = false;
 	struct stat st;
-	int r;
+	ssize_t n;
+	FILE *f;
+	int r = 0;
 
-	ctx->f = fopen(path, "re");
-	if (!ctx->f) {
+	f = fopen(path, "re");
+	if (!f) {
 		if (errno == ENOENT && !must_exist)
 			return 0;
 		return -errno;
 	}
-	r = fstat(fileno(ctx->f), &st) < 0 ? -errno :
-	    S_ISDIR(st.st_mode) ? -EISDIR : 0;
-	if (r < 0) {
-		fclose(ctx->f);
-		ctx->f = NULL;
+	if (fstat(fileno(f), &st) < 0 || S_ISDIR(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
+		fclose(f);
 		return r;
 	}
 	ctx->file = path;
-	ctx->line = 0;
-	ctx->read_error = 0;
-	r = ini_parse_stream(reader, ctx, handler, ctx);
-	fclose(ctx->f);
-	ctx->f = NULL;
-	if (ctx->read_error)
-		return ctx->read_error;
-	if (r == -2)
-		return -ENOMEM;
-	return 0;
+	ctx->section[0] = '\0';
+	while ((errno = 0, n = getline(&buf, &bufsize, f)) >= 0) {
+		char *s = buf;
+		bool cont;
+		size_t len;
+
+		lineno++;
+		if (memchr(buf, '\0', (size_t)n)) {
+			if (!logical)
+				ctx->line = lineno;
+			conf_warn(ctx, "NUL byte in line, ignored");
+			continue;
+		}
+		s = strip(s);
+		/* inside a continuation, comment lines are skipped */
+		if (*s == '#' || *s == ';')
+			continue;
+		if (!logical) {
+			if (!*s)
+				continue;
+			ctx->line = lineno;
+		}
+		len = strlen(s);
+		cont = len && s[len - 1] == '\\';
+		if (cont)
+			s[--len] = ' ';
+		if (!too_long && llen + len + 1 > LINE_MAX_BYTES)
+			too_long = true;
+		if (!too_long) {
+			char *nl = realloc(logical, llen + len + 1);
+
+			if (!nl) {
+				r = -ENOMEM;
+				break;
+			}
+			logical = nl;
+			memcpy(logical + llen, s, len + 1);
+			llen += len;
+		}
+		if (cont)
+			continue;
+		if (too_long)
+			conf_warn(ctx, "line longer than %d bytes, ignored", LINE_MAX_BYTES);
+		else if (logical)
+			parse_line(ctx, strip(logical));
+		free(logical);
+		logical = NULL;
+		llen = 0;
+		too_long = false;
+	}
+	if (!r && ferror(f))
+		r = errno ? -errno : -EIO;
+	if (!r && (logical || too_long)) {	/* a backslash on the last line */
+		if (too_long)
+			conf_warn(ctx, "line longer than %d bytes, ignored", LINE_MAX_BYTES);
+		else
+			parse_line(ctx, strip(logical));
+	}
+	free(logical);
+	free(buf);
+	fclose(f);
+	return r;
 }
 
-static int cmp_str(const void *a, const void *b)
+struct dropin {
+	char *name;
+	char *path;
+};
+
+static int cmp_dropin(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct dropin *)a)->name, ((const struct dropin *)b)->name);
 }
 
 static bool is_dropin_name(const char *name)
@@ -621,11 +855,10 @@ static bool is_dropin_name(const char *name)
 	return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".conf");
 }
 
-/* dir/ *.conf in strcmp order (not strcoll: the locale must not matter). */
-static int load_dropins(struct load_ctx *ctx, const char *dir)
+/* Adds dir/ *.conf to @v, unless a file of the same name is there already
+ * (from a directory that comes first: it masks this one). */
+static int collect_dropins(const char *dir, struct dropin **v, size_t *n, size_t *cap)
 {
-	char **names = NULL;
-	size_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
@@ -634,38 +867,17 @@ static int load_dropins(struct load_ctx *ctx, const char *dir)
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((errno = 0, de = readdir(d))) {
-		char **nn;
+		char path[PATH_MAX];
+		bool masked = false;
+		struct stat st;
 
 		if (!is_dropin_name(de->d_name))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			nn = realloc(names, cap * sizeof(*names));
-			if (!nn) {
-				r = -ENOMEM;
-				goto out;
-			}
-			names = nn;
-		}
-		names[n] = strdup(de->d_name);
-		if (!names[n]) {
-			r = -ENOMEM;
-			goto out;
-		}
-		n++;
-	}
-	if (errno) {
-		r = -errno;
-		goto out;
-	}
-	if (n)	/* qsort(NULL, 0) is undefined */
-		qsort(names, n, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < n && !r; i++) {
-		char path[PATH_MAX];
-		struct stat st;
-
-		if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >=
-		    (int)sizeof(path)) {
+		for (size_t i = 0; i < *n && !masked; i++)
+			masked = !strcmp((*v)[i].name, de->d_name);
+		if (masked)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path)) {
 			r = -ENAMETOOLONG;
 			break;
 		}
@@ -678,18 +890,65 @@ static int load_dropins(struct load_ctx *ctx, const char *dir)
 		}
 		if (S_ISDIR(st.st_mode))
 			continue;
-		r = load_file(ctx, path, false);
+		if (*n == *cap) {
+			size_t c = *cap ? *cap * 2 : 16;
+			struct dropin *nv = realloc(*v, c * sizeof(*nv));
+
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			*v = nv;
+			*cap = c;
+		}
+		(*v)[*n].name = strdup(de->d_name);
+		(*v)[*n].path = strdup(path);
+		if (!(*v)[*n].name || !(*v)[*n].path) {
+			free((*v)[*n].name);
+			free((*v)[*n].path);
+			r = -ENOMEM;
+			break;
+		}
+		(*n)++;
 	}
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	if (!r && errno)
+		r = -errno;
 	closedir(d);
 	return r;
 }
 
+/* Every dir/ *.conf of every directory, masked by name, in strcmp order of
+ * the file names (not strcoll: the locale must not matter). */
+static int load_dropins(struct load_ctx *ctx, const char *const *dirs)
+{
+	struct dropin *v = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	for (size_t i = 0; dirs[i] && !r; i++)
+		r = collect_dropins(dirs[i], &v, &n, &cap);
+	if (!r && n)	/* qsort(NULL, 0) is undefined */
+		qsort(v, n, sizeof(*v), cmp_dropin);
+	for (size_t i = 0; i < n && !r; i++)
+		r = load_file(ctx, v[i].path, false);
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].path);
+	}
+	free(v);
+	return r;
+}
+
+const char *const conf_default_dropin_dirs[] = {
+	"/etc/regionpmd.conf.d",
+	"/run/regionpmd.conf.d",
+	"/usr/local/lib/regionpmd.conf.d",
+	"/usr/lib/regionpmd.conf.d",
+	NULL
+};
+
 int conf_load(struct rpm_config *c, const char *main_path,
-	      const char *dropin_dir, conf_log_fn log, void *userdata,
+	      const char *const *dropin_dirs, conf_log_fn log, void *userdata,
 	      unsigned *n_warnings)
 {
 	struct rpm_config fresh;
@@ -703,9 +962,8 @@ int conf_load(struct rpm_config *c, const char *main_path,
 	conf_defaults(&fresh);
 	if (main_path)
 		r = load_file(&ctx, main_path, false);
-	if (!r && dropin_dir)
-		r = load_dropins(&ctx, dropin_dir);
-	free(ctx.buf);
+	if (!r && dropin_dirs)
+		r = load_dropins(&ctx, dropin_dirs);
 	if (!r && check_stall_window(&fresh, err, sizeof(err)) < 0) {
 		ctx.warnings++;
 		if (log)

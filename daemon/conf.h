@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * regionpmd.conf: systemd-style [Section] Key=Value files parsed with inih.
- * /etc/regionpmd.conf, then /etc/regionpmd.conf.d/ *.conf in lexical order
- * (later files override).  Every key has a default and a validator; a bad
+ * regionpmd.conf: [Section] Key=Value files with the syntax of
+ * systemd.syntax(7).  /etc/regionpmd.conf, then the drop-ins *.conf of
+ * /etc, /run, /usr/local/lib and /usr/lib regionpmd.conf.d/ in lexical order
+ * of their names (later files override; a file masks one of the same name
+ * in a later directory).  Every key has a default and a validator; a bad
  * value is reported as "file:line: ..." and that key keeps its previous
  * value.  conf_set() is the same validator for runtime overrides (D-Bus
  * SetPolicy), so the two can never disagree.  No sd-event, no sd-bus.
@@ -11,12 +13,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "policy.h"
 
 #define RPM_CONF_PATH	"/etc/regionpmd.conf"
-#define RPM_CONF_DROPIN	"/etc/regionpmd.conf.d"
 #define RPM_MAX_PROTECTED 32
+#define RPM_IDLE_MAX_REGIONS 8	/* [Idle] MaxRegions= at most */
 
 struct rpm_config {
 	struct rpm_policy_config policy;	/* [Policy] */
@@ -27,6 +30,7 @@ struct rpm_config {
 	unsigned idle_max_regions;		/* regions sampled per pass */
 	char *protected_cgroups[RPM_MAX_PROTECTED]; /* [Protect] Cgroup= (repeatable) */
 	size_t n_protected;
+	char *metrics_file;			/* [Daemon] MetricsFile=, NULL: none */
 };
 
 /* Diagnostics go through this (level is a syslog priority). */
@@ -36,18 +40,26 @@ typedef void (*conf_log_fn)(void *userdata, int level, const char *fmt, ...)
 void conf_defaults(struct rpm_config *c);
 void conf_free(struct rpm_config *c);
 
+/* /etc, /run, /usr/local/lib, /usr/lib regionpmd.conf.d, NULL-terminated. */
+extern const char *const conf_default_dropin_dirs[];
+
 /*
- * Load main_path (missing is fine) and then dropin_dir/ *.conf.  Returns 0,
+ * Load main_path (missing is fine) and then the drop-ins of dropin_dirs
+ * (NULL-terminated, first masks later by file name).  Returns 0,
  * or -errno for a file that exists but cannot be read.  Invalid lines and
  * values are logged with file:line and skipped; *n_warnings counts them.
  * Parsing starts from the defaults, so a reload forgets removed keys; *c
  * is replaced only on success (a failed reload keeps the running config).
  * *c must be initialised (conf_defaults() or an earlier conf_load()).
- * Lines are limited to 199 characters (inih); longer ones are warned about.
+ * Logical lines are limited to 64 KiB; longer ones are warned about.
  */
 int conf_load(struct rpm_config *c, const char *main_path,
-	      const char *dropin_dir, conf_log_fn log, void *userdata,
+	      const char *const *dropin_dirs, conf_log_fn log, void *userdata,
 	      unsigned *n_warnings);
+
+/* A systemd.time(7) time span ("30s", "5min", "1h 30min"; a bare number
+ * in @bare_unit microseconds) in microseconds.  -EINVAL, -ERANGE. */
+int conf_parse_timespan(const char *v, uint64_t bare_unit, uint64_t *out);
 
 /*
  * Set one key ("Section.Key" or bare "Key" when unambiguous) from a string.

@@ -19,7 +19,16 @@
 
 #define RPM_RXBUF	(64 * 1024)
 #define RPM_TXBUF	1024
-#define RPM_RECV_TIMEOUT_S 300		/* a compaction under TCG can be slow */
+/*
+ * How long a request may wait for the kernel's answer.  Shorter than
+ * regionpmd.service's WatchdogSec=1min, so that a request the kernel does
+ * not answer fails (and is logged) instead of the watchdog killing the
+ * daemon; every compaction the daemon asks for is bounded by a page budget
+ * (BudgetPagesPerRegion=), which takes well under a second on real hardware
+ * and a few seconds under TCG.  A late answer is skipped by its sequence
+ * number.
+ */
+#define RPM_RECV_TIMEOUT_S 20
 #define RPM_EVENT_RCVBUF (1 << 20)
 
 /* ---- attribute tables ----------------------------------------------------- */
@@ -438,6 +447,8 @@ struct rpm_genl {
 	FILE *debug;
 	char extack[256];
 	char rx[RPM_RXBUF] __attribute__((aligned(8)));
+	/* events have their own: an event callback may make a request */
+	char evrx[RPM_RXBUF] __attribute__((aligned(8)));
 };
 
 static void dump_packet(struct rpm_genl *g, const char *dir, const void *buf, size_t len)
@@ -818,8 +829,8 @@ int rpm_genl_read_events(struct rpm_genl *g, rpm_event_cb cb, void *userdata)
 	int count = 0;
 
 	for (;;) {
-		ssize_t n = recv(mnl_socket_get_fd(g->ev), g->rx, sizeof(g->rx), MSG_DONTWAIT);
-		const struct nlmsghdr *h = (const struct nlmsghdr *)g->rx;
+		ssize_t n = recv(mnl_socket_get_fd(g->ev), g->evrx, sizeof(g->evrx), MSG_DONTWAIT);
+		const struct nlmsghdr *h = (const struct nlmsghdr *)g->evrx;
 		int len;
 
 		if (n < 0) {
@@ -835,7 +846,7 @@ int rpm_genl_read_events(struct rpm_genl *g, rpm_event_cb cb, void *userdata)
 		}
 		if (n == 0)
 			break;
-		dump_packet(g, "event", g->rx, n);
+		dump_packet(g, "event", g->evrx, n);
 		len = (int)n;
 		for (; mnl_nlmsg_ok(h, len); h = mnl_nlmsg_next(h, &len)) {
 			struct rpm_event ev;

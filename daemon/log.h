@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * regionpmd logging: one line per message on stderr with a "<N>" syslog
- * priority prefix (sd-daemon.h SD_ERR, ...), which journald turns into the
- * message priority.  Quiet by default: info and above; -v adds debug.
+ * regionpmd logging: one line per message on stderr.  When stderr is the
+ * journal ($JOURNAL_STREAM matches it, as systemd sets it for a service),
+ * each line starts with a "<N>" syslog priority prefix (sd-daemon.h SD_ERR,
+ * ...), which journald turns into the message priority; on a terminal or in
+ * a file the lines are plain.  Quiet by default: info and above; -v adds
+ * debug.
  */
 #pragma once
 

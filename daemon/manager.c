@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <libcgroup.h>
+#include <limits.h>
 #include <linux/regionpm.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "idle-sampler.h"
+#include "metrics.h"
+#include "power-model.h"
 #include "log.h"
 #include "manager.h"
 #include "procfs-util.h"
@@ -62,6 +65,8 @@ static struct rpm_region *find_region(struct manager *m, uint32_t id)
 			return &m->regions[i];
 	return NULL;
 }
+
+static int note_error(struct manager *m, int r);
 
 static void note(struct manager *m, enum manager_note what, uint32_t id, uint32_t arg)
 {
@@ -199,58 +204,84 @@ static int prot_walk(const char *path, const struct stat *st, int type, struct F
 	(void)ftw;
 	if (type != FTW_D)
 		return 0;
-	if (m->n_prot_ino >= MANAGER_MAX_PROT_INO)
-		return 1;
+	if (m->n_prot_ino == m->cap_prot_ino) {
+		size_t cap = m->cap_prot_ino ? m->cap_prot_ino * 2 : 256;
+		uint64_t *v;
+
+		if (cap > MANAGER_MAX_PROT_INO)
+			return 1;
+		v = realloc(m->prot_ino, cap * sizeof(*v));
+		if (!v)
+			return 1;
+		m->prot_ino = v;
+		m->cap_prot_ino = cap;
+	}
 	m->prot_ino[m->n_prot_ino++] = st->st_ino;
 	return 0;
 }
 
-/* Resolve [Protect] Cgroup= with libcgroup: each must exist; collect the
- * inode of it and of every descendant (what /proc/kpagecgroup reports). */
+/*
+ * Resolve [Protect] Cgroup= with libcgroup: collect the inode of each cgroup
+ * and of every descendant (what /proc/kpagecgroup reports).  Called before
+ * every decision that could drop page cache, not only at start and reload:
+ * a restarted service gets a new cgroup with a new inode.  Whatever cannot
+ * be resolved completely makes m->prot_unknown true, and then no page cache
+ * is dropped at all (migrated instead) rather than maybe a protected page.
+ * A cgroup that does not exist (its service is stopped) has no pages.
+ */
 static void resolve_protected(struct manager *m)
 {
 	char *mnt = NULL;
+	size_t total = 0;
 	int r;
 
 	m->n_prot_ino = 0;
+	m->prot_unknown = false;
+	m->prot_resolved_pass = m->passes;
 	if (!m->config.n_protected)
 		return;
-	if (!m->prot_ino) {
-		m->prot_ino = calloc(MANAGER_MAX_PROT_INO, sizeof(*m->prot_ino));
-		if (!m->prot_ino)
-			return;
-	}
 	r = cgroup_init();
 	if (r) {
-		log_warning("protected cgroups: libcgroup: %s; page cache of %zu cgroup(s) is not protected",
-			    cgroup_strerror(r), m->config.n_protected);
+		log_warning("protected cgroups: libcgroup: %s; no page cache is dropped",
+			    cgroup_strerror(r));
+		m->prot_unknown = true;
 		return;
 	}
 	if (cgroup_get_subsys_mount_point("memory", &mnt) || !mnt) {
 		free(mnt);
 		mnt = strdup("/sys/fs/cgroup");
-		if (!mnt)
+		if (!mnt) {
+			m->prot_unknown = true;
 			return;
+		}
 	}
 	for (size_t i = 0; i < m->config.n_protected; i++) {
 		const char *name = m->config.protected_cgroups[i];
-		struct cgroup *cg = cgroup_new_cgroup(name);
-		char path[4096];
+		char path[PATH_MAX + 64];
 		size_t before = m->n_prot_ino;
+		struct stat st;
 
-		if (!cg)
-			continue;
-		r = cgroup_get_cgroup(cg);
-		cgroup_free(&cg);
-		if (r) {
-			log_warning("protected cgroup %s: %s", name, cgroup_strerror(r));
+		snprintf(path, sizeof(path), "%s/%s", mnt, name[0] == '/' ? name + 1 : name);
+		if (stat(path, &st) < 0) {
+			log_debug("protected cgroup %s: %s (not running?)", name, strerror(errno));
 			continue;
 		}
-		snprintf(path, sizeof(path), "%s/%s", mnt, name[0] == '/' ? name + 1 : name);
 		nftw_manager = m;
-		nftw(path, prot_walk, 16, FTW_PHYS);
+		r = nftw(path, prot_walk, 16, FTW_PHYS);
+		if (r != 0) {
+			log_warning("protected cgroup %s: walk stopped after %zu cgroups (%s); "
+				    "no page cache is dropped", name, m->n_prot_ino,
+				    r < 0 ? strerror(errno) : "too many cgroups");
+			m->prot_unknown = true;
+		}
 		log_debug("protected cgroup %s (%s): %zu cgroup inode(s)", name, path,
 			  m->n_prot_ino - before);
+		total += m->n_prot_ino - before;
+	}
+	if (total != m->prot_logged) {
+		log_info("protecting the page cache of %zu cgroup(s) from %zu configured",
+			 total, m->config.n_protected);
+		m->prot_logged = total;
 	}
 	free(mnt);
 }
@@ -271,6 +302,10 @@ static bool region_has_protected_file(struct manager *m, const struct rpm_region
 	bool found = false;
 	int kf, kc;
 
+	if (m->prot_resolved_pass != m->passes || m->passes == 0)
+		resolve_protected(m);
+	if (m->prot_unknown)
+		return true;
 	if (!m->n_prot_ino)
 		return false;
 	snprintf(p1, sizeof(p1), "%s/proc/kpageflags", m->root);
@@ -407,7 +442,8 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 	uint32_t mode = a->mode;
 	int r;
 
-	if (mode != RPM_COMPACT_MIGRATE && m->n_prot_ino && region_has_protected_file(m, reg)) {
+	if (mode != RPM_COMPACT_MIGRATE && m->config.n_protected &&
+	    region_has_protected_file(m, reg)) {
 		log_info("region %u holds page cache of a protected cgroup: migrate, never drop",
 			 reg->id);
 		mode = RPM_COMPACT_MIGRATE;
@@ -424,6 +460,7 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 			    rpm_compact_mode_name(mode), strerror(-r), extack_sep(m),
 			    rpm_genl_extack(m->genl));
 		policy_note_compact(&m->pstate, reg, now, 0, 0, 0, r);
+		m->errors++;
 		reg->last_action = "compact failed";
 		m->last_error = r;
 		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
@@ -466,6 +503,7 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 	if (r < 0) {
 		log_info("region %u: park refused: %s%s%s", reg->id, strerror(-r),
 			 extack_sep(m), rpm_genl_extack(m->genl));
+		m->errors++;
 		reg->last_action = "park refused";
 		m->last_error = r;
 		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
@@ -494,6 +532,8 @@ static int unpark(struct manager *m, struct rpm_region *reg, const char *why)
 	}
 	r = rpm_genl_unpark(m->genl, reg->id);
 	if (r < 0) {
+		note_error(m, r);
+		m->errors++;
 		log_warning("region %u: unpark failed: %s%s%s", reg->id, strerror(-r),
 			    extack_sep(m), rpm_genl_extack(m->genl));
 		refresh_region(m, reg, false);
@@ -579,6 +619,54 @@ void manager_status(const struct manager *m, char *buf, size_t len)
 		 m->migrated, m->dropped, m->dry_run ? " (dry run)" : "");
 }
 
+void manager_metrics(const struct manager *m, struct rpm_metrics *mx)
+{
+	memset(mx, 0, sizeof(*mx));
+	for (size_t i = 0; i < m->n_regions; i++) {
+		const struct rpm_region *r = &m->regions[i];
+
+		if (r->state == RPM_REGION_PARKED)
+			mx->regions_parked++;
+		else if (r->state == RPM_REGION_BUSY)
+			mx->regions_busy++;
+		else if (r->managed_pages && r->free_pages >= r->managed_pages)
+			mx->regions_empty++;
+		else
+			mx->regions_in_use++;
+	}
+	mx->region_size_bytes = m->info.region_size;
+	mx->pages_migrated = m->migrated;
+	mx->pages_dropped = m->dropped;
+	mx->pages_failed = m->failed;
+	mx->compactions = m->compacts;
+	mx->parks = m->parks;
+	mx->unparks = m->unparks;
+	mx->released_by_kernel = m->released_by_kernel;
+	mx->errors = m->errors;
+	power_model_regions(m->regions, m->n_regions, m->page_size, &mx->modelled_power_mw,
+			    &mx->power_down_ratio);
+	mx->paused = m->paused;
+	mx->dry_run = m->dry_run;
+}
+
+/* MetricsFile=: rewritten after every pass and at exit.  A failure is
+ * logged when it starts or changes, not at every pass. */
+static void write_metrics(struct manager *m)
+{
+	struct rpm_metrics mx;
+	int r;
+
+	if (!m->config.metrics_file)
+		return;
+	manager_metrics(m, &mx);
+	r = metrics_write(m->config.metrics_file, &mx);
+	if (r < 0 && r != m->metrics_error)
+		rpm_log_errno(LOG_WARNING, r, "writing the metrics to %s", m->config.metrics_file);
+	else if (r == 0 && m->metrics_error)
+		log_info("metrics written to %s again", m->config.metrics_file);
+	m->metrics_error = r;
+}
+
 int manager_pass(struct manager *m)
 {
 	struct rpm_action acts[MAX_ACTIONS];
@@ -620,6 +708,7 @@ int manager_pass(struct manager *m)
 	if (m->once && m->report)
 		fprintf(m->report, "pass: %zu action(s); %s\n", n, status);
 	note(m, MANAGER_NOTE_PASS, 0, 0);
+	write_metrics(m);
 	return 0;
 }
 
@@ -732,6 +821,7 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 		m->samples[i] = NULL;
 	}
 	manager_release_all(m);
+	write_metrics(m);	/* the final state: everything given back */
 	sd_event_exit(m->event, 0);
 	return 0;
 }
@@ -745,29 +835,53 @@ static int setup_psi(struct manager *m)
 			    m->config.psi_window_usec, 2, on_psi, m, &m->psi);
 	if (r < 0)
 		rpm_log_errno(LOG_WARNING, r, "memory pressure monitor");
+	else
+		log_info("memory pressure trigger: %u us of stall in %u us",
+			 m->config.psi_stall_usec, m->config.psi_window_usec);
+	return r;
+}
+
+/* Re-reads the configuration and re-arms what depends on it.  Returns
+ * -errno if it could not be read: the previous configuration stays. */
+static int reload(struct manager *m)
+{
+	unsigned warnings = 0;
+	int r;
+
+	sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading configuration\nMONOTONIC_USEC=%" PRIu64,
+		   (uint64_t)now_usec());
+	r = manager_load_config(m, &warnings);
+	if (r < 0)
+		rpm_log_errno(LOG_ERR, r, "reloading the configuration, keeping the previous one");
+	else
+		log_info("configuration reloaded (%u warning(s))", warnings);
+	manager_config_changed(m, NULL);
+	note(m, MANAGER_NOTE_RELOADED, 0, 0);
+	sd_notify(false, "READY=1\nSTATUS=Configuration reloaded");
 	return r;
 }
 
 static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
-	struct manager *m = userdata;
-	unsigned warnings = 0;
-	int r;
-
 	(void)s;
 	(void)si;
-	sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading configuration\nMONOTONIC_USEC=%" PRIu64,
-		   (uint64_t)now_usec());
-	r = manager_load_config(m, &warnings);
-	if (r < 0)
-		rpm_log_errno(LOG_ERR, r, "reloading the configuration, keeping defaults");
-	resolve_protected(m);
-	setup_psi(m);
-	sd_event_source_set_time_relative(m->pass_timer, (uint64_t)m->config.interval_sec * 1000000);
-	log_info("configuration reloaded (%u warning(s))", warnings);
-	note(m, MANAGER_NOTE_RELOADED, 0, 0);
-	sd_notify(false, "READY=1\nSTATUS=Configuration reloaded");
+	reload(userdata);
 	return 0;
+}
+
+void manager_config_changed(struct manager *m, const char *key)
+{
+	bool all = !key;
+
+	if (!m->config.interval_sec)
+		m->config.interval_sec = 1;
+	if (all || strstr(key, "Cgroup"))
+		resolve_protected(m);
+	if (!m->once && m->event && (all || strstr(key, "StallUSec") || strstr(key, "WindowUSec")))
+		setup_psi(m);
+	if (m->pass_timer && (all || strstr(key, "IntervalSec")))
+		sd_event_source_set_time_relative(m->pass_timer,
+						  (uint64_t)m->config.interval_sec * 1000000);
 }
 
 /* ---- life cycle ----------------------------------------------------------- */
@@ -800,8 +914,10 @@ int manager_load_config(struct manager *m, unsigned *n_warnings)
 
 	conf_defaults(&c);
 	*n_warnings = 0;
+	const char *dirs[] = { m->dropin_dir, NULL };
+
 	r = conf_load(&c, m->config_path ? m->config_path : RPM_CONF_PATH,
-		      m->dropin_dir ? m->dropin_dir : RPM_CONF_DROPIN, rpm_log_conf, m, n_warnings);
+		      m->dropin_dir ? dirs : conf_default_dropin_dirs, rpm_log_conf, m, n_warnings);
 	if (r < 0) {
 		conf_free(&c);
 		return r;
@@ -916,10 +1032,10 @@ int manager_refresh_region(struct manager *m, struct rpm_region *reg, bool scan)
 }
 
 int manager_compact_region(struct manager *m, struct rpm_region *reg, uint32_t mode,
-			   const char *why)
+			   uint64_t budget, const char *why)
 {
 	struct rpm_action a = { .kind = RPM_ACT_COMPACT, .region = reg->id, .mode = mode,
-				.budget = 0, .reason = why };
+				.budget = budget, .reason = why };
 
 	m->last_error = 0;
 	do_compact(m, reg, &a, now_usec());
@@ -935,12 +1051,31 @@ int manager_park_region(struct manager *m, struct rpm_region *reg, const char *w
 	return m->last_error;
 }
 
+/* The kernel's message for the request that just failed, kept for the
+ * D-Bus error reply (a refresh after the failure clears the socket's). */
+static int note_error(struct manager *m, int r)
+{
+	m->last_error = r < 0 ? r : 0;
+	if (r < 0)
+		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
+	return r;
+}
+
 int manager_unpark_region(struct manager *m, struct rpm_region *reg, const char *why)
 {
+	m->last_error = 0;
 	return unpark(m, reg, why);
 }
 
-void manager_reload(struct manager *m)
+int manager_reload(struct manager *m)
 {
-	on_hup(NULL, NULL, m);
+	return reload(m);
+}
+
+int manager_scan_region(struct manager *m, struct rpm_region *reg, const char *why)
+{
+	m->scans++;
+	log_debug("region %u: page scan for %s (scan %" PRIu64 ")", reg->id, why, m->scans);
+	m->last_error = 0;
+	return note_error(m, refresh_region(m, reg, true));
 }

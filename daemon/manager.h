@@ -18,10 +18,11 @@
 #include "region.h"
 
 struct idle_sample;
+struct rpm_metrics;
 struct psi_monitor;
 
-#define MANAGER_MAX_SAMPLES 8
-#define MANAGER_MAX_PROT_INO 4096
+#define MANAGER_MAX_SAMPLES RPM_IDLE_MAX_REGIONS
+#define MANAGER_MAX_PROT_INO (1U << 20)	/* cgroup inodes protected, at most */
 
 enum manager_note {
 	MANAGER_NOTE_COMPACTED,		/* id: the daemon compacted the region */
@@ -55,7 +56,9 @@ struct manager {
 
 	/* protected cgroups: inodes of the cgroups and their descendants */
 	uint64_t *prot_ino;
-	size_t n_prot_ino;
+	size_t n_prot_ino, cap_prot_ino, prot_logged;
+	bool prot_unknown;		/* could not resolve them all: drop nothing */
+	unsigned prot_resolved_pass;	/* m->passes when last resolved */
 
 	uint64_t page_size;
 	usec_t_ started;
@@ -63,9 +66,12 @@ struct manager {
 	bool progress;			/* the last pass changed something */
 	bool exiting;
 	unsigned passes;
+	uint64_t scans;			/* page scans asked for over D-Bus */
 	/* totals of this run */
 	uint64_t migrated, dropped, failed;
 	unsigned compacts, parks, unparks, released_by_kernel, protected_forced;
+	unsigned errors;		/* kernel requests (compact, park, unpark) that failed */
+	int metrics_error;		/* of the last MetricsFile= write */
 
 	/* D-Bus (bus.c): told what happened, so it can send signals and
 	 * property changes; NULL without a bus. */
@@ -91,19 +97,28 @@ int manager_pass(struct manager *m);
 int manager_run(struct manager *m);
 /* Unparks every region this daemon parked (SIGTERM). */
 void manager_release_all(struct manager *m);
+/* The numbers of MetricsFile= (and of the bus's Errors). */
+void manager_metrics(const struct manager *m, struct rpm_metrics *mx);
 /* Status line for sd_notify STATUS= and the log. */
 void manager_status(const struct manager *m, char *buf, size_t len);
 
 /* For the bus: look up a region, re-read it (with a page-by-page scan),
- * compact it / park it like a policy action (m->last_error tells how it
+ * compact it (at most @budget pages) / park it like a policy action (m->last_error tells how it
  * went), unpark it, reload the configuration as SIGHUP does. */
 struct rpm_region *manager_find_region(struct manager *m, uint32_t id);
 int manager_refresh_region(struct manager *m, struct rpm_region *reg, bool scan);
 int manager_compact_region(struct manager *m, struct rpm_region *reg, uint32_t mode,
-			   const char *why);
+			   uint64_t budget, const char *why);
 int manager_park_region(struct manager *m, struct rpm_region *reg, const char *why);
 int manager_unpark_region(struct manager *m, struct rpm_region *reg, const char *why);
-void manager_reload(struct manager *m);
+/* -errno if the configuration could not be read (the old one stays). */
+int manager_reload(struct manager *m);
+/* A key changed at run time (D-Bus SetPolicy; NULL: all of them, after a
+ * reload): re-arm what depends on it (PSI trigger, protected cgroups,
+ * decision timer) so that it is in effect at once. */
+void manager_config_changed(struct manager *m, const char *key);
+/* A page-by-page kernel scan of one region for @why; counted in m->scans. */
+int manager_scan_region(struct manager *m, struct rpm_region *reg, const char *why);
 
 /* Exposed for tests: meminfo from <root>/proc/meminfo, in pages. */
 int manager_read_meminfo(const char *root, uint64_t page_size,

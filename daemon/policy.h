@@ -150,8 +150,9 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
  * policy_note_released(): reason is a REGIONPM_RELEASE_REASON_* value; a
  * release by the shrinker or the OOM notifier counts as pressure and as a
  * ping-pong of that region.
- * Protected cgroups: the idle sampler counts their pages as not idle, so a
- * region holding their page cache is never given the DROP mode.
+ * Protected cgroups are not the policy's business: it may choose a mode
+ * that drops cache, and the manager (do_compact) turns it into MIGRATE for
+ * a region where /proc/kpagecgroup shows page cache of a protected cgroup.
  */
 void policy_note_compact(struct rpm_policy_state *st, struct rpm_region *r,
 			 usec_t_ now, uint64_t migrated, uint64_t dropped,

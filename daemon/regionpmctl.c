@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -30,22 +31,26 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
-#include "conf.h"
+#include "bus-api.h"
 #include "genl.h"
 #include "linux/regionpm.h"
 
 #define RPM_VERSION "0.1"
 
-#define BUS_NAME "org.regionpm1"
-#define BUS_PATH "/org/regionpm1"
-#define BUS_IFACE "org.regionpm1.Manager"
-#define BUS_ERR_PREFIX "org.regionpm1.Error."
+#define BUS_NAME RPM_BUS_NAME
+#define BUS_PATH RPM_BUS_PATH
+#define BUS_IFACE RPM_BUS_IFACE
+#define BUS_ERR_PREFIX RPM_BUS_ERR_PREFIX
+#define REGION_SIG RPM_BUS_REGION_SIG
+#define UNSCANNED RPM_BUS_UNSCANNED
 
-#define PAGE_BYTES ((uint64_t)4096)
-#define UNSCANNED UINT64_MAX
+/* The daemon counts in pages of this machine (it runs on it). */
+static uint64_t page_bytes;
+#define PAGE_BYTES page_bytes
 
-/* Vacate and Park may compact a whole region: give them time. */
-#define SLOW_CALL_USEC (300ULL * 1000000ULL)
+/* A Vacate() call compacts at most BudgetPagesPerRegion= pages, and the
+ * daemon's netlink requests time out after 20 s: this is plenty. */
+#define SLOW_CALL_USEC (60ULL * 1000000ULL)
 
 enum {
 	EXIT_OK = 0,
@@ -57,7 +62,7 @@ enum {
 	EXIT_MISSING = 6,
 };
 
-static bool arg_json, arg_raw, arg_no_legend;
+static bool arg_json, arg_raw, arg_no_legend, arg_no_pager, arg_bytes;
 static const char *arg_output;
 
 /* ---- messages -------------------------------------------------------- */
@@ -98,13 +103,18 @@ static void help(void)
 	       "  park ID              park the empty region ID (root)\n"
 	       "  unpark ID            give the parked region ID back (root)\n"
 	       "  set KEY=VALUE        override a configuration key until reload (root)\n"
+	       "  pause                stop emptying and parking (root)\n"
+	       "  resume               undo pause (root)\n"
+	       "  reload               read the configuration again, return when in effect (root)\n"
 	       "  monitor              print the daemon's signals until interrupted\n"
 	       "  check                check what regionpm needs, without the daemon\n\n"
 	       "Options:\n"
-	       "  -J, --json           regions: JSON output (sizes in bytes)\n"
+	       "  -J, --json           regions, status: JSON output (sizes in bytes)\n"
+	       "  -b, --bytes          regions, status: sizes in bytes\n"
 	       "  -r, --raw            regions: raw output\n"
 	       "  -n, --no-legend      regions: no header line\n"
 	       "  -o, --output LIST    regions: comma-separated columns\n"
+	       "      --no-pager       do not pipe status and regions into a pager\n"
 	       "  -h, --help           this help\n"
 	       "  -V, --version        version\n\n"
 	       "Columns: ID RANGE SIZE STATE ZONES FREE ANON FILE UNMOVABLE PARKED ACTION\n"
@@ -119,6 +129,10 @@ static void help(void)
 /* Binary units with one-letter suffixes, as lsmem prints them: 128M, 1.5G. */
 static char *size_str(char *buf, size_t len, uint64_t bytes)
 {
+	if (arg_bytes) {	/* -b: exact, for scripts and comparisons */
+		snprintf(buf, len, "%" PRIu64, bytes);
+		return buf;
+	}
 	static const char units[] = "BKMGTPE";
 	unsigned u = 0;
 	uint64_t whole = bytes, rest = 0;
@@ -146,12 +160,68 @@ static char *size_str(char *buf, size_t len, uint64_t bytes)
 	return buf;
 }
 
-/* ---- bus ------------------------------------------------------------- */
-
 static bool streq(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;
 }
+
+/* ---- pager ----------------------------------------------------------- */
+
+/*
+ * As systemctl: on a terminal, long output goes through $SYSTEMD_PAGER, else
+ * $PAGER, else less (with LESS=FRSXMK: quits at once if it fits on the
+ * screen); "" or "cat" means none; --no-pager turns it off.
+ */
+static pid_t pager_pid;
+
+static void pager_open(void)
+{
+	const char *pager = getenv("SYSTEMD_PAGER");
+	int fds[2];
+	pid_t pid;
+
+	if (arg_no_pager || !isatty(STDOUT_FILENO))
+		return;
+	if (!pager)
+		pager = getenv("PAGER");
+	if (!pager)
+		pager = "less";
+	if (!*pager || streq(pager, "cat"))
+		return;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (pid == 0) {
+		dup2(fds[0], STDIN_FILENO);
+		setenv("LESS", "FRSXMK", 0);
+		execl("/bin/sh", "sh", "-c", pager, (char *)NULL);
+		_exit(127);
+	}
+	dup2(fds[1], STDOUT_FILENO);
+	close(fds[0]);
+	close(fds[1]);
+	signal(SIGPIPE, SIG_IGN);	/* the user may quit the pager early */
+	pager_pid = pid;
+}
+
+static void pager_close(void)
+{
+	if (!pager_pid)
+		return;
+	fflush(stdout);
+	fclose(stdout);
+	while (waitpid(pager_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	pager_pid = 0;
+}
+
+/* ---- bus ------------------------------------------------------------- */
 
 static bool startswith(const char *s, const char *prefix)
 {
@@ -269,7 +339,7 @@ struct props {
 	uint32_t region_count;
 	uint64_t region_size;
 	uint64_t pages_migrated, pages_dropped;
-	uint32_t vacated, parked, released;
+	uint32_t vacated, parked, released, errors;
 	double pdf, power_mw;
 	bool have_pdf, have_power;
 	struct kv *policy;
@@ -378,6 +448,8 @@ static int parse_props(sd_bus_message *m, struct props *p)
 			r = read_variant(m, "u", &p->parked);
 		else if (streq(name, "RegionsReleased"))
 			r = read_variant(m, "u", &p->released);
+		else if (streq(name, "Errors"))
+			r = read_variant(m, "u", &p->errors);
 		else if (streq(name, "PowerDownFraction")) {
 			r = read_variant(m, "d", &p->pdf);
 			p->have_pdf = r > 0;
@@ -444,8 +516,6 @@ static void regions_free(struct region *v, size_t n)
 	}
 	free(v);
 }
-
-#define REGION_SIG "(uttssttttts)"
 
 static int read_region(sd_bus_message *m, struct region *g)
 {
@@ -701,6 +771,7 @@ static int cmd_regions(void)
 		if (r < 0)
 			goto fail;
 	}
+	pager_open();
 	r = scols_print_table(tb);
 	if (r < 0)
 		goto fail;
@@ -715,72 +786,139 @@ out:
 	return code;
 }
 
+/* ---- JSON -------------------------------------------------------------- */
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void json_pages(const char *name, uint64_t pages, bool comma)
+{
+	printf("      \"%s\": ", name);
+	if (pages == UNSCANNED)
+		printf("null");
+	else
+		printf("%" PRIu64, pages * PAGE_BYTES);
+	printf("%s\n", comma ? "," : "");
+}
+
+/* status --json: the properties, the policy and every region; sizes in
+ * bytes.  The numbers an operator of many hosts collects. */
+static void print_status_json(const struct props *p, const struct region *v, size_t n)
+{
+	unsigned empty = 0, in_use = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (streq(v[i].state, "active") && v[i].free >= v[i].pages)
+			empty++;
+		else if (streq(v[i].state, "active"))
+			in_use++;
+	}
+	printf("{\n  \"state\": ");
+	json_str(p->state ? p->state : "");
+	printf(",\n  \"backend\": ");
+	json_str(p->backend ? p->backend : "");
+	printf(",\n  \"dry_run\": %s,\n", p->dry_run > 0 ? "true" : "false");
+	printf("  \"page_size\": %" PRIu64 ",\n", page_bytes);
+	printf("  \"region_size\": %" PRIu64 ",\n", p->region_size);
+	printf("  \"region_count\": %" PRIu32 ",\n", p->region_count);
+	printf("  \"regions_in_use\": %u,\n  \"regions_empty\": %u,\n", in_use, empty);
+	printf("  \"regions_parked\": %" PRIu32 ",\n", p->parked);
+	printf("  \"regions_vacated\": %" PRIu32 ",\n", p->vacated);
+	printf("  \"regions_released\": %" PRIu32 ",\n", p->released);
+	printf("  \"pages_migrated\": %" PRIu64 ",\n", p->pages_migrated);
+	printf("  \"pages_dropped\": %" PRIu64 ",\n", p->pages_dropped);
+	printf("  \"errors\": %" PRIu32 ",\n", p->errors);
+	if (p->have_pdf)
+		printf("  \"power_down_fraction\": %.6f,\n", p->pdf);
+	else
+		printf("  \"power_down_fraction\": null,\n");
+	if (p->have_power)
+		printf("  \"modelled_power_milliwatt\": %.3f,\n", p->power_mw);
+	else
+		printf("  \"modelled_power_milliwatt\": null,\n");
+	printf("  \"policy\": {");
+	for (size_t i = 0; i < p->n_policy; i++) {
+		printf("%s\n    ", i ? "," : "");
+		json_str(p->policy[i].key);
+		printf(": ");
+		json_str(p->policy[i].value);
+	}
+	printf("%s},\n  \"regions\": [", p->n_policy ? "\n  " : "");
+	for (size_t i = 0; i < n; i++) {
+		const struct region *g = &v[i];
+
+		printf("%s\n    {\n      \"id\": %" PRIu32 ",\n", i ? "," : "", g->id);
+		printf("      \"start\": %" PRIu64 ",\n", g->start_pfn * PAGE_BYTES);
+		printf("      \"size\": %" PRIu64 ",\n      \"state\": ", g->pages * PAGE_BYTES);
+		json_str(g->state);
+		printf(",\n      \"zones\": ");
+		json_str(g->zones);
+		printf(",\n");
+		json_pages("free", g->free, true);
+		json_pages("anon", g->anon, true);
+		json_pages("file", g->file, true);
+		json_pages("unmovable", g->unmovable, true);
+		json_pages("parked", g->parked, true);
+		printf("      \"action\": ");
+		json_str(g->last_action);
+		printf("\n    }");
+	}
+	printf("%s]\n}\n", n ? "\n  " : "");
+}
+
 /* ---- status ---------------------------------------------------------- */
 
-/* The policy grouped by section, wrapped; keys in the order of
- * regionpmd.conf(5), keys this client does not know at the end. */
+/* The policy grouped by section, wrapped, in the order the daemon sends it
+ * (that of regionpmd.conf(5)). */
 static void print_policy(const struct props *p)
 {
 	const char *indent = "                     ";
-	bool *shown = calloc(p->n_policy ? p->n_policy : 1, sizeof(bool));
 	char section[64] = "";
 	size_t col = 0;
-	bool first = true;
 
-	if (!shown)
-		return;
 	if (!p->n_policy) {
 		printf("Policy:              (none)\n");
-		free(shown);
 		return;
 	}
-	for (int pass = 0; pass < 2; pass++) {
-		size_t limit = pass ? p->n_policy : SIZE_MAX;
+	for (size_t i = 0; i < p->n_policy; i++) {
+		const char *key = p->policy[i].key, *val = p->policy[i].value;
+		const char *dot = strchr(key, '.');
+		char sec[64];
+		size_t len;
 
-		for (size_t i = 0; pass ? i < limit : conf_key_name(i) != NULL; i++) {
-			const char *key = pass ? p->policy[i].key : conf_key_name(i);
-			const char *val = NULL, *dot;
-			char sec[64];
-			size_t len;
-
-			if (pass) {
-				if (shown[i])
-					continue;
-				val = p->policy[i].value;
-			} else {
-				for (size_t j = 0; j < p->n_policy; j++)
-					if (streq(p->policy[j].key, key)) {
-						val = p->policy[j].value;
-						shown[j] = true;
-						break;
-					}
-				if (!val)
-					continue;
-			}
-			dot = strchr(key, '.');
-			snprintf(sec, sizeof(sec), "%.*s", dot ? (int)(dot - key) : 0, key);
-			if (dot)
-				key = dot + 1;
-			len = strlen(key) + 1 + strlen(*val ? val : "\"\"");
-			if (first || strcmp(sec, section)) {
-				printf("%s%s[%s] ", first ? "Policy:              " : "\n",
-				       first ? "" : indent, sec);
-				col = strlen(indent) + strlen(sec) + 3;
-				snprintf(section, sizeof(section), "%s", sec);
-				first = false;
-			} else if (col + 1 + len > 100) {
-				printf("\n%s  ", indent);
-				col = strlen(indent) + 2;
-			} else {
-				putchar(' ');
-				col++;
-			}
-			printf("%s=%s", key, *val ? val : "\"\"");
-			col += len;
+		snprintf(sec, sizeof(sec), "%.*s", dot ? (int)(dot - key) : 0, key);
+		if (dot)
+			key = dot + 1;
+		len = strlen(key) + 1 + strlen(*val ? val : "\"\"");
+		if (!i || strcmp(sec, section)) {
+			printf("%s%s[%s] ", !i ? "Policy:              " : "\n",
+			       !i ? "" : indent, sec);
+			col = strlen(indent) + strlen(sec) + 3;
+			snprintf(section, sizeof(section), "%s", sec);
+		} else if (col + 1 + len > 100) {
+			printf("\n%s  ", indent);
+			col = strlen(indent) + 2;
+		} else {
+			putchar(' ');
+			col++;
 		}
+		printf("%s=%s", key, *val ? val : "\"\"");
+		col += len;
 	}
 	putchar('\n');
-	free(shown);
 }
 
 static char region_char(const struct region *g)
@@ -847,6 +985,11 @@ static int cmd_status(void)
 	if (code)
 		goto out;
 
+	pager_open();
+	if (arg_json) {
+		print_status_json(&p, v, n);
+		goto out;
+	}
 	printf("State:               %s\n", p.state ? p.state : "?");
 	printf("Backend:             %s\n", p.backend ? p.backend : "?");
 	printf("Dry run:             %s\n", p.dry_run < 0 ? "?" : p.dry_run ? "yes" : "no");
@@ -857,7 +1000,8 @@ static int cmd_status(void)
 	       p.pages_migrated, size_str(a, sizeof(a), p.pages_migrated * PAGE_BYTES),
 	       p.pages_dropped, size_str(b, sizeof(b), p.pages_dropped * PAGE_BYTES));
 	printf("                     %" PRIu32 " regions vacated, %" PRIu32 " parked now, %" PRIu32
-	       " released\n", p.vacated, p.parked, p.released);
+	       " released; %" PRIu32 " failed kernel requests\n", p.vacated, p.parked, p.released,
+	       p.errors);
 	if (p.have_pdf)
 		printf("Power-down fraction: %.3f (model)\n", p.pdf);
 	else
@@ -931,18 +1075,27 @@ static int cmd_region_op(const char *verb, const char *arg)
 		return usage_error("invalid region id '%s': expected a decimal number", arg);
 	snprintf(what, sizeof(what), "%s region %" PRIu32, verb, id);
 	if (streq(verb, "vacate")) {
-		uint64_t migrated, dropped;
+		uint64_t migrated = 0, dropped = 0, m, d;
+		unsigned calls = 0;
 		int r;
 
-		code = call_simple("Vacate", what, SLOW_CALL_USEC, &reply, "u", id);
-		if (code)
-			return code;
-		r = sd_bus_message_read(reply, "tt", &migrated, &dropped);
-		sd_bus_message_unref(reply);
-		if (r < 0) {
-			msg("%s: unexpected reply: %s", what, strerror(-r));
-			return EXIT_FAIL;
-		}
+		/* One Vacate() moves at most BudgetPagesPerRegion= pages (the
+		 * daemon's event loop is not held for a whole region): call
+		 * again while pages move.  The bound only guards against a
+		 * daemon that keeps reporting progress. */
+		do {
+			code = call_simple("Vacate", what, SLOW_CALL_USEC, &reply, "u", id);
+			if (code)
+				return code;
+			r = sd_bus_message_read(reply, "tt", &m, &d);
+			reply = sd_bus_message_unref(reply);
+			if (r < 0) {
+				msg("%s: unexpected reply: %s", what, strerror(-r));
+				return EXIT_FAIL;
+			}
+			migrated += m;
+			dropped += d;
+		} while (m + d > 0 && ++calls < 4096);
 		printf("region %" PRIu32 ": %" PRIu64 " pages migrated, %" PRIu64 " dropped\n",
 		       id, migrated, dropped);
 		return EXIT_OK;
@@ -950,6 +1103,16 @@ static int cmd_region_op(const char *verb, const char *arg)
 	code = call_simple(streq(verb, "park") ? "Park" : "Unpark", what, SLOW_CALL_USEC,
 			   NULL, "u", id);
 	return code;
+}
+
+/* pause, resume, reload: methods without arguments. */
+static int cmd_simple(const char *verb)
+{
+	const char *method = streq(verb, "pause") ? "Pause" : streq(verb, "resume") ? "Resume" :
+			     "Reload";
+
+	/* Reload replies once the new configuration is in effect */
+	return call_simple(method, verb, SLOW_CALL_USEC, NULL, "");
 }
 
 static int cmd_set(const char *arg)
@@ -1492,24 +1655,29 @@ static int cmd_check(void)
 
 int main(int argc, char **argv)
 {
+	enum { OPT_NO_PAGER = 0x100 };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "raw", no_argument, NULL, 'r' },
 		{ "no-legend", no_argument, NULL, 'n' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "no-pager", no_argument, NULL, OPT_NO_PAGER },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
 	const char *verb;
 	bool table_opts = false;
-	int c, nargs;
+	long ps = sysconf(_SC_PAGESIZE);
+	int c, nargs, code;
 
+	page_bytes = ps > 0 ? (uint64_t)ps : 4096;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Jrno:hV", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, ":Jrno:bhV", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'J':
-			arg_json = table_opts = true;
+			arg_json = true;
 			break;
 		case 'r':
 			arg_raw = table_opts = true;
@@ -1520,6 +1688,12 @@ int main(int argc, char **argv)
 		case 'o':
 			arg_output = optarg;
 			table_opts = true;
+			break;
+		case 'b':
+			arg_bytes = true;
+			break;
+		case OPT_NO_PAGER:
+			arg_no_pager = true;
 			break;
 		case 'h':
 			help();
@@ -1541,21 +1715,31 @@ int main(int argc, char **argv)
 	nargs = argc - optind - 1;
 
 	if (table_opts && !streq(verb, "regions"))
-		return usage_error("--json, --raw, --no-legend and --output are options of 'regions'");
+		return usage_error("--raw, --no-legend and --output are options of 'regions'");
+	if (arg_json && !streq(verb, "regions") && !streq(verb, "status"))
+		return usage_error("--json is an option of 'regions' and 'status'");
+	if (arg_bytes && !streq(verb, "regions") && !streq(verb, "status"))
+		return usage_error("--bytes is an option of 'regions' and 'status'");
 	if (arg_json && arg_raw)
 		return usage_error("--json and --raw cannot be combined");
 
 	if (streq(verb, "status") || streq(verb, "regions") || streq(verb, "monitor") ||
-	    streq(verb, "check")) {
+	    streq(verb, "check") || streq(verb, "pause") || streq(verb, "resume") ||
+	    streq(verb, "reload")) {
 		if (nargs > 0)
 			return usage_error("'%s' takes no argument, got '%s'", verb, argv[optind + 1]);
 		if (streq(verb, "status"))
-			return cmd_status();
-		if (streq(verb, "regions"))
-			return cmd_regions();
-		if (streq(verb, "monitor"))
-			return cmd_monitor();
-		return cmd_check();
+			code = cmd_status();
+		else if (streq(verb, "regions"))
+			code = cmd_regions();
+		else if (streq(verb, "monitor"))
+			code = cmd_monitor();
+		else if (streq(verb, "check"))
+			code = cmd_check();
+		else
+			code = cmd_simple(verb);
+		pager_close();
+		return code;
 	}
 	if (streq(verb, "vacate") || streq(verb, "park") || streq(verb, "unpark") ||
 	    streq(verb, "set")) {

@@ -19,12 +19,24 @@
 
 #define RPM_VERSION "0.1"
 
+/*
+ * Exit status when the kernel has no regionpm family (built without
+ * CONFIG_REGIONPM, or booted with regionpm.enable=0), or it is out of reach
+ * (another network namespace): 6, which systemd shows
+ * as "6/NOTCONFIGURED" (the LSB code for "program is not configured").
+ * regionpmd.service has RestartPreventExitStatus=6: restarting cannot help
+ * until the machine boots another kernel command line.  See regionpmd(8).
+ */
+#define EXIT_NO_KERNEL_SUPPORT 6
+
 static void help(void)
 {
 	printf("Usage: regionpmd [OPTIONS]\n\n"
 	       "Empty and park physical memory regions so their DRAM can power down.\n\n"
 	       "  -c, --config FILE   configuration file (default " RPM_CONF_PATH
-	       ", drop-ins in FILE.d/)\n"
+	       "\n"
+	       "                      and the drop-ins of /etc, /run, /usr/local/lib and\n"
+	       "                      /usr/lib regionpmd.conf.d/; with -c: FILE.d/ only)\n"
 	       "  -n, --dry-run       decide and log, change nothing\n"
 	       "  -1, --once          one decision pass, print what was done, exit\n"
 	       "  -v, --verbose       debug messages\n"
@@ -36,9 +48,10 @@ static void help(void)
 	       "                      print the D-Bus introspection XML and exit\n"
 	       "  -h, --help          this help\n"
 	       "  -V, --version       version\n\n"
-	       "Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT give every\n"
-	       "parked region back and exit.  Regions parked by regionpmd are also given\n"
-	       "back by the kernel whenever it exits, however it exits.\n");
+	       "Signals: SIGHUP reloads the configuration (as the D-Bus method Reload does);\n"
+	       "SIGTERM and SIGINT give every parked region back and exit.  Regions parked by\n"
+	       "regionpmd are also given back by the kernel whenever it exits, however it exits.\n\n"
+	       "Exit status: 0 ok, 1 failure, 2 usage, 6 the kernel has no regionpm family.\n");
 }
 
 int main(int argc, char **argv)
@@ -147,10 +160,16 @@ int main(int argc, char **argv)
 
 	sd_notify(false, "STATUS=Opening the regionpm netlink family");
 	r = manager_start(m);
-	if (r == -ENOENT) {
-		log_error("the kernel has no regionpm netlink family: boot a kernel with "
-			  "CONFIG_REGIONPM=y and without regionpm.enable=0");
-		goto out;
+	if (r == -ENOENT || r == -EOPNOTSUPP) {
+		if (r == -ENOENT)
+			log_error("the kernel has no regionpm netlink family: boot a kernel with "
+				  "CONFIG_REGIONPM=y and without regionpm.enable=0");
+		else
+			log_error("the regionpm netlink family answers in the initial network "
+				  "namespace only (no PrivateNetwork= for regionpmd)");
+		bus_close(m);
+		manager_free(m);
+		return EXIT_NO_KERNEL_SUPPORT;
 	}
 	if (r == -EPERM || r == -EACCES) {
 		rpm_log_errno(LOG_ERR, r, "regionpm netlink family: CAP_SYS_ADMIN and "

@@ -93,9 +93,9 @@ static int load(struct rpm_config *c, const char *main_rel,
 		const char *dropin_rel, struct logbuf *lb, unsigned *warnings)
 {
 	char m[PATH_MAX], d[PATH_MAX];
+	const char *dirs[] = { dropin_rel ? fx(d, dropin_rel) : NULL, NULL };
 
-	return conf_load(c, main_rel ? fx(m, main_rel) : NULL,
-			 dropin_rel ? fx(d, dropin_rel) : NULL,
+	return conf_load(c, main_rel ? fx(m, main_rel) : NULL, dropin_rel ? dirs : NULL,
 			 capture, lb, warnings);
 }
 
@@ -104,6 +104,7 @@ static const struct {
 	const char *key, *value;
 } defaults[] = {
 	{ "Daemon.IntervalSec", "5" },
+	{ "Daemon.MetricsFile", "" },
 	{ "Pressure.SomeAvg10MaxPercent", "10.00" },
 	{ "Pressure.FullAvg10MaxPercent", "2.00" },
 	{ "Pressure.StallUSec", "100000" },
@@ -368,7 +369,7 @@ static void test_long_and_indented_lines(void **state)
 	conf_defaults(&c);
 	assert_int_equal(load(&c, "long-line.conf", NULL, &lb, &w), 0);
 	fx(path, "long-line.conf");
-	expect_msg(&lb, path, 2, "line longer than");
+	expect_msg(&lb, path, 2, "line longer than 65536 bytes");
 	assert_int_equal(w, 1);
 	assert_false(c.policy.park);	/* the line after it still counts */
 	assert_true(c.policy.bias);
@@ -378,8 +379,126 @@ static void test_long_and_indented_lines(void **state)
 	fx(path, "indented-continuation.conf");
 	assert_int_equal(c.policy.headroom_percent, 33);
 	expect_msg(&lb, path, 3, "syntax error");
-	assert_false(c.policy.park);	/* "Park=no ; inline comment" */
-	assert_int_equal(w, 1);
+	/* systemd has no inline comments: "no ; ..." is not a boolean */
+	expect_msg(&lb, path, 4, "invalid boolean");
+	assert_true(c.policy.park);
+	assert_int_equal(w, 2);
+	conf_free(&c);
+}
+
+/* systemd.syntax(7): blanks, comments, continuations, time spans. */
+static void test_systemd_syntax(void **state)
+{
+	struct logbuf lb = { 0 };
+	struct rpm_config c;
+	char path[PATH_MAX];
+	unsigned w = 0;
+
+	(void)state;
+	conf_defaults(&c);
+	assert_int_equal(load(&c, "systemd-syntax.conf", NULL, &lb, &w), 0);
+	fx(path, "systemd-syntax.conf");
+	assert_int_equal(c.policy.headroom_percent, 27);	/* blanks around = */
+	assert_int_equal(c.policy.budget_pages_per_sec, 5000);	/* continuation past a comment */
+	assert_int_equal(c.policy.min_idle_age_sec, 90);	/* "1min \" + "30s" */
+	expect_msg(&lb, path, 10, "not a whole number of seconds");
+	assert_int_equal(c.policy.pingpong_window_sec, RPM_DEF_PINGPONG_WINDOW_SEC);
+	assert_int_equal(c.policy.payback_sec, 5400);		/* 1h 30min */
+	expect_msg(&lb, path, 13, "IntervalSec=500ms is not a whole number of seconds");
+	assert_int_equal(c.interval_sec, 5);
+	assert_int_equal(c.psi_window_usec, 2000000);
+	assert_int_equal(c.psi_stall_usec, 250000);
+	assert_int_equal(c.idle_sample_sec, 10);		/* "10 s" */
+	assert_int_equal(c.policy.pressure_backoff_sec, 300);	/* "5 min " */
+	expect_msg(&lb, path, 21, "invalid time span");	/* a bare number among units */
+	expect_msg(&lb, path, 22, "syntax error");		/* "[Policy]]" */
+	expect_msg(&lb, path, 23, "outside of any section");
+	assert_true(c.policy.park);
+	expect_msg(&lb, path, 25, "invalid time span");	/* backslash at the end of the file */
+	assert_int_equal(w, 6);
+	conf_free(&c);
+}
+
+static void test_timespan(void **state)
+{
+	static const struct {
+		const char *in;
+		uint64_t bare, want;
+		int r;
+	} t[] = {
+		{ "30", 1000000, 30000000, 0 }, { "30", 1, 30, 0 }, { "30s", 1, 30000000, 0 },
+		{ "5min", 1, 300000000, 0 }, { "1h 30min", 1, 5400000000ULL, 0 },
+		{ "2min30s", 1, 150000000, 0 }, { "1.5s", 1, 1500000, 0 },
+		{ "100ms", 1, 100000, 0 }, { "250us", 1000000, 250, 0 },
+		{ "1d", 1, 86400000000ULL, 0 }, { "1w", 1, 604800000000ULL, 0 },
+		{ " 7 sec ", 1, 7000000, 0 }, { "0", 1000000, 0, 0 },
+		{ "", 1, 0, -EINVAL }, { "s", 1, 0, -EINVAL }, { "5 parsecs", 1, 0, -EINVAL },
+		{ "-5s", 1, 0, -EINVAL }, { "1.s", 1, 0, -EINVAL }, { "0.0000001s", 1, 0, -EINVAL },
+		{ "3 7s", 1, 0, -EINVAL }, { "5s 3", 1, 0, -EINVAL }, { "0x10", 1, 0, -EINVAL },
+		{ "99999999999999999999s", 1, 0, -ERANGE }, { "999999999999w", 1, 0, -ERANGE },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint64_t v = 12345;
+		int r = conf_parse_timespan(t[i].in, t[i].bare, &v);
+
+		if (r != t[i].r)
+			fail_msg("\"%s\": returned %d, expected %d", t[i].in, r, t[i].r);
+		if (!r && v != t[i].want)
+			fail_msg("\"%s\": %llu, expected %llu", t[i].in, (unsigned long long)v,
+				 (unsigned long long)t[i].want);
+	}
+}
+
+static void test_metrics_file(void **state)
+{
+	static const char *const bad[] = {
+		"relative.prom", "/var/lib/x.txt", "/.prom", "/a/../b.prom", "/a//b.prom",
+		"/a/./b.prom", "/dir/", "/x\tb.prom",
+	};
+	struct rpm_config c;
+	char err[256];
+
+	(void)state;
+	conf_defaults(&c);
+	assert_null(c.metrics_file);
+	assert_int_equal(conf_set(&c, "MetricsFile", "/run/regionpmd/regionpm.prom", err,
+				  sizeof(err)), 0);
+	assert_string_equal(c.metrics_file, "/run/regionpmd/regionpm.prom");
+	assert_get(&c, "Daemon.MetricsFile", "/run/regionpmd/regionpm.prom");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(conf_set(&c, "Daemon.MetricsFile", bad[i], err, sizeof(err)),
+				 -EINVAL);
+		assert_non_null(strstr(err, "MetricsFile"));
+		/* a refused value loses nothing */
+		assert_string_equal(c.metrics_file, "/run/regionpmd/regionpm.prom");
+	}
+	assert_int_equal(conf_set(&c, "MetricsFile", "", err, sizeof(err)), 0);
+	assert_null(c.metrics_file);
+	conf_free(&c);
+}
+
+/* /etc, /run, /usr/lib: sorted by file name across the directories, a name in
+ * an earlier directory masks the same name in a later one. */
+static void test_dropin_dirs(void **state)
+{
+	struct logbuf lb = { 0 };
+	struct rpm_config c;
+	char e[PATH_MAX], r[PATH_MAX], l[PATH_MAX];
+	const char *dirs[] = { fx(e, "dirs/etc"), fx(r, "dirs/run"), fx(l, "dirs/lib"), NULL };
+	unsigned w = 0;
+
+	(void)state;
+	conf_defaults(&c);
+	assert_int_equal(conf_load(&c, NULL, dirs, capture, &lb, &w), 0);
+	assert_int_equal(w, 0);
+	/* lib/10-vendor, etc/50-site, run/60-run: the last HeadroomPercent wins */
+	assert_int_equal(c.policy.headroom_percent, 60);
+	assert_false(c.policy.park);			/* lib/10-vendor, not masked */
+	assert_true(c.policy.bias);			/* run/50-site is masked by etc/50-site */
+	assert_int_equal(c.policy.payback_sec, 3600);	/* run/60-run masks lib/60-run */
+	assert_true(c.policy.drop_cache);		/* empty etc/70-masked masks lib's */
 	conf_free(&c);
 }
 
@@ -610,6 +729,10 @@ int main(void)
 		cmocka_unit_test(test_duplicates_last_wins),
 		cmocka_unit_test(test_stall_window),
 		cmocka_unit_test(test_long_and_indented_lines),
+		cmocka_unit_test(test_systemd_syntax),
+		cmocka_unit_test(test_timespan),
+		cmocka_unit_test(test_dropin_dirs),
+		cmocka_unit_test(test_metrics_file),
 		cmocka_unit_test(test_dropins),
 		cmocka_unit_test(test_reload_idempotent),
 		cmocka_unit_test(test_unreadable_keeps_old),

@@ -91,7 +91,8 @@ CONF
 }
 
 start_daemon() { # extra args...
-	"$RPMD" --bus-address "$ADDR" -c "$work/regionpmd.conf" "$@" > "$work/daemon.log" 2>&1 &
+	# -v: the debug lines count the page scans done for GetRegion
+	"$RPMD" -v --bus-address "$ADDR" -c "$work/regionpmd.conf" "$@" > "$work/daemon.log" 2>&1 &
 	daemon_pid=$!
 	for _ in $(seq 100); do
 		busctl --address="$ADDR" get-property org.regionpm1 /org/regionpm1 $IFACE State >/dev/null 2>&1 && return 0
@@ -154,7 +155,12 @@ ctl_rc() { # expected-rc args...
 
 # The policy stays out of the way (no automatic parking, nothing worth
 # emptying), so that the methods are what changes regions.
-printf '[Policy]\nPark=no\nMaxPagesToVacate=0\n' > "$work/regionpmd.conf"
+# MetricsFile=: node_exporter's textfile format, checked with the Python
+# Prometheus client's parser (python3-prometheus-client).
+METRICS=$work/textfile/regionpm.prom
+mkdir -p "$work/textfile"
+conf_head="[Daemon]\nMetricsFile=$METRICS\n"
+printf "$conf_head"'[Policy]\nPark=no\nMaxPagesToVacate=0\n' > "$work/regionpmd.conf"
 
 if ! start_bus strict strict; then
 	tap_fail "private dbus-daemon starts"
@@ -180,7 +186,7 @@ tap_check "--bus-introspect equals what the daemon serves" \
 props_ok() {
 	local p v bad=''
 	for p in State:s Backend:s DryRun:b RegionCount:u RegionSize:t PagesMigrated:t \
-		 PagesDropped:t RegionsVacated:u RegionsParked:u RegionsReleased:u \
+		 PagesDropped:t RegionsVacated:u RegionsParked:u RegionsReleased:u Errors:u \
 		 PowerDownFraction:d ModelledPowerMilliwatt:d 'Policy:a{ss}'; do
 		v=$(prop "${p%%:*}") || { bad+="${p%%:*}: unreadable; "; continue; }
 		[ "${v%% *}" = "${p#*:}" ] || bad+="${p%%:*}: type ${v%% *}; "
@@ -214,6 +220,42 @@ tap_check "Policy has Policy.HeadroomPercent and the config override Policy.Park
 # ---- read-only methods --------------------------------------------------------
 tap_check "GetRegion 0: a scanned region (breakdown not UINT64_MAX)" \
 	bash -c "busctl --address='$ADDR' call org.regionpm1 /org/regionpm1 $IFACE GetRegion u 0 | grep -E '^\\(uttssttttts\\) 0 0 [0-9]+ \"active\" \"[A-Za-z0-9,]+\"' | grep -qv 18446744073709551615"
+# Scans for GetRegion, counted in the daemon's debug log.
+scans() { grep -c 'page scan for D-Bus GetRegion()' "$work/daemon.log"; }
+unpriv_no_scan() {
+	local before after out
+	before=$(scans)
+	out=$(nobody busctl --address="$ADDR" call org.regionpm1 /org/regionpm1 $IFACE GetRegion u 0) || return 1
+	echo "$out" | grep -qE '^\(uttssttttts\) 0 0 ' || { echo "reply: $out"; return 1; }
+	out=$(nobody busctl --address="$ADDR" call org.regionpm1 /org/regionpm1 $IFACE GetRegion u 0) || return 1
+	after=$(scans)
+	echo "scans before $before, after two GetRegion as nobody $after"
+	[ "$before" = "$after" ]
+}
+tap_check "GetRegion as nobody answers from the cache: no kernel scan" unpriv_no_scan
+root_scans() {
+	local before after
+	sleep 1.1	# a new rate limit window
+	before=$(scans)
+	call GetRegion u 0 > /dev/null || return 1
+	after=$(scans)
+	echo "scans before $before, after one GetRegion as root $after"
+	[ "$after" = $((before + 1)) ]
+}
+tap_check "GetRegion as root scans the region (one scan)" root_scans
+rate_limited() {
+	local before after t0 t1 i
+	sleep 1.1
+	before=$(scans)
+	t0=$(date +%s%N)
+	for i in $(seq 30); do call GetRegion u 0 > /dev/null || return 1; done
+	t1=$(date +%s%N)
+	after=$(scans)
+	echo "30 GetRegion as root in $(( (t1 - t0) / 1000000 )) ms: $((after - before)) scans"
+	# at most 5 per started second
+	[ $((after - before)) -le $(( 5 * ((t1 - t0) / 1000000000 + 1) )) ]
+}
+tap_check "privileged GetRegion scans are rate limited (5 per second)" rate_limited
 tap_check "GetRegion 99999 fails with InvalidRegion" error_is org.regionpm1.Error.InvalidRegion GetRegion uint32:99999
 tap_check "Vacate 99999 fails with InvalidRegion" error_is org.regionpm1.Error.InvalidRegion Vacate uint32:99999
 
@@ -221,9 +263,18 @@ tap_check "Vacate 99999 fails with InvalidRegion" error_is org.regionpm1.Error.I
 # the highest regions are the emptiest in a fresh guest: vacate from the top
 ids=$(call ListRegions | grep -oE '[0-9]+ [0-9]+ [0-9]+ "active"' | awk '{ print $1 }' | sort -rn)
 target=''
+# Vacate moves at most BudgetPagesPerRegion pages per call: call it again
+# while pages move.
+vacate_all() { # id
+	local i out
+	for i in $(seq 16); do
+		out=$(call Vacate u "$1" 2>&1) || { echo "$out"; return 1; }
+		echo "# Vacate $1: $out"
+		[ "$out" = "tt 0 0" ] && return 0
+	done
+}
 for id in $ids; do
-	out=$(call Vacate u "$id" 2>&1) || { echo "# Vacate $id: $out"; continue; }
-	echo "# Vacate $id: $out"
+	vacate_all "$id" || continue
 	reg=$(call GetRegion u "$id")
 	echo "# $reg"
 	# (id start pages state zones free anon file unmovable parked last)
@@ -263,6 +314,35 @@ tap_check "SetPolicy Policy.HeadroomPercent 20" call SetPolicy ss Policy.Headroo
 tap_check "PolicyChanged(Policy.HeadroomPercent, 20) signal" saw_signal PolicyChanged 'string "20"'
 tap_check "Policy shows the override" \
 	bash -c "busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.HeadroomPercent\" \"20\"'"
+# Keys that need something re-armed take effect at once, not at a reload.
+psi_rearmed() {
+	call SetPolicy ss Pressure.WindowUSec 2000000 && call SetPolicy ss StallUSec 150000 || return 1
+	grep 'memory pressure trigger' "$work/daemon.log" | tail -2
+	grep -q 'memory pressure trigger: 150000 us of stall in 2000000 us' "$work/daemon.log"
+}
+tap_check "SetPolicy Pressure.WindowUSec / StallUSec re-arm the PSI trigger at once" psi_rearmed
+cgroup_resolved() {
+	local before after
+	before=$(grep -cE 'protecting the page cache|protected cgroups?' "$work/daemon.log")
+	call SetPolicy ss Protect.Cgroup / || return 1
+	after=$(grep -cE 'protecting the page cache|protected cgroups?' "$work/daemon.log")
+	grep -E 'protecting the page cache|protected cgroups?' "$work/daemon.log" | tail -2
+	[ "$after" -gt "$before" ] && call SetPolicy ss Protect.Cgroup ''
+}
+tap_check "SetPolicy Protect.Cgroup resolves the cgroup at once" cgroup_resolved
+long_cgroups() {
+	local i long value
+	long=$(printf 'x%.0s' $(seq 200))
+	for i in 1 2 3 4 5 6 7 8; do
+		call SetPolicy ss Protect.Cgroup "/$long/$i" || return 1
+	done
+	value=$(busctl --address="$ADDR" --json=short get-property org.regionpm1 /org/regionpm1 $IFACE Policy |
+		/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["Protect.Cgroup"])')
+	echo "Protect.Cgroup in Policy: ${#value} bytes"
+	call SetPolicy ss Protect.Cgroup '' || return 1
+	[ "${#value}" -gt 1600 ] && [ "$(echo "$value" | wc -w)" = 8 ]
+}
+tap_check "Policy shows Protect.Cgroup past 1 KiB (8 paths of 200+ bytes)" long_cgroups
 tap_check "SetPolicy with a bare key name (BudgetPagesPerSec 1000)" call SetPolicy ss BudgetPagesPerSec 1000
 tap_check "SetPolicy of an unknown key fails with InvalidPolicy" \
 	error_is org.regionpm1.Error.InvalidPolicy SetPolicy string:Policy.NoSuchKey string:1
@@ -280,9 +360,28 @@ tap_check "Reload forgets the override (PolicyChanged back to 10)" \
 	bash -c "busctl --address='$ADDR' call org.regionpm1 /org/regionpm1 $IFACE Reload &&
 		 busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.HeadroomPercent\" \"10\"'"
 tap_check "PolicyChanged(Policy.HeadroomPercent, 10) signal" saw_signal PolicyChanged 'string "10"'
-printf '[Policy]\nPark=no\nMaxPagesToVacate=0\nHeadroomPercent=15\n' > "$work/regionpmd.conf"
+printf "$conf_head"'[Policy]\nPark=no\nMaxPagesToVacate=0\nHeadroomPercent=15\n' > "$work/regionpmd.conf"
 kill -HUP "$daemon_pid"
 tap_check "SIGHUP: PolicyChanged(Policy.HeadroomPercent, 15)" saw_signal PolicyChanged 'string "15"'
+reload_sync() {
+	printf "$conf_head"'[Policy]\nPark=no\nMaxPagesToVacate=0\nHeadroomPercent=17\n' > "$work/regionpmd.conf"
+	call Reload || return 1
+	# no waiting: the reply came after the new value was in effect
+	busctl --address="$ADDR" get-property org.regionpm1 /org/regionpm1 $IFACE Policy |
+		grep -q '"Policy.HeadroomPercent" "17"'
+}
+tap_check "Reload returns after the new configuration is in effect" reload_sync
+reload_fails() {
+	local out
+	mv "$work/regionpmd.conf" "$work/regionpmd.conf.saved" && mkdir "$work/regionpmd.conf"
+	out=$(dsend Reload 2>&1)
+	rmdir "$work/regionpmd.conf" && mv "$work/regionpmd.conf.saved" "$work/regionpmd.conf"
+	echo "$out"
+	echo "$out" | grep -q '^Error org.freedesktop.DBus.Error.Failed: reading the configuration' &&
+		busctl --address="$ADDR" get-property org.regionpm1 /org/regionpm1 $IFACE Policy |
+		grep -q '"Policy.HeadroomPercent" "17"'
+}
+tap_check "Reload of an unreadable configuration fails and keeps the one in effect" reload_fails
 
 # ---- access control: the bus policy ------------------------------------------
 tap_check "nobody may read properties" nobody busctl --address="$ADDR" get-property org.regionpm1 /org/regionpm1 $IFACE State
@@ -330,6 +429,71 @@ tap_check "regionpmctl set NoSuchKey=1: exit 5 (or 2 if refused locally)" \
 	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' '$CTL' set NoSuchKey=1; rc=\$?; [ \$rc = 5 ] || [ \$rc = 2 ]"
 tap_check "regionpmctl park $target as nobody: exit 4" \
 	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' setpriv --reuid=nobody --regid=nogroup --clear-groups '$CTL' park $target; [ \$? = 4 ]"
+# ---- regionpmctl status --json, pause/resume/reload; the metrics file --------------
+status_json() {
+	local out
+	out=$(ctl status --json) || return 1
+	printf '%s\n' "$out" | head -20
+	printf '%s' "$out" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+count, errors, parked = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+assert d["region_count"] == count, d["region_count"]
+assert len(d["regions"]) == count
+assert d["regions_in_use"] + d["regions_empty"] + d["regions_parked"] <= count
+assert d["errors"] == errors, (d["errors"], errors)
+assert d["regions_parked"] == parked
+assert d["page_size"] == int(sys.argv[4])
+assert d["policy"]["Policy.Park"] == "no"
+assert all(r["size"] > 0 and r["state"] in ("active", "parked", "busy") for r in d["regions"])
+' "$count" "$(prop Errors | awk '{print $2}')" "$(prop RegionsParked | awk '{print $2}')" "$(getconf PAGESIZE)"
+}
+tap_check "regionpmctl status --json: valid JSON that agrees with the properties" status_json
+tap_check "regionpmctl status -b prints region sizes in bytes" \
+	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' '$CTL' status -b | grep -qE '^Regions: +$count with memory, $region_size each'"
+tap_check "regionpmctl pause: State paused" \
+	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' '$CTL' pause && [ \"\$(busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE State)\" = 's \"paused\"' ]"
+tap_check "regionpmctl resume: State running" \
+	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' '$CTL' resume && [ \"\$(busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE State)\" = 's \"running\"' ]"
+ctl_reload() {
+	printf "$conf_head"'[Policy]\nPark=no\nMaxPagesToVacate=0\nHeadroomPercent=19\n' > "$work/regionpmd.conf"
+	ctl reload || return 1
+	busctl --address="$ADDR" get-property org.regionpm1 /org/regionpm1 $IFACE Policy |
+		grep -q '"Policy.HeadroomPercent" "19"'
+}
+tap_check "regionpmctl reload: the new configuration in effect when it returns" ctl_reload
+tap_check "regionpmctl pause as nobody: exit 4" \
+	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' setpriv --reuid=nobody --regid=nogroup --clear-groups '$CTL' pause; [ \$? = 4 ]"
+metrics_ok() {
+	local i mig
+	for i in $(seq 30); do	# written after every pass (IntervalSec=5)
+		mig=$(prop PagesMigrated | awk '{print $2}')
+		[ -f "$METRICS" ] && grep -qx "regionpm_pages_migrated_total $mig" "$METRICS" && break
+		sleep 0.5
+	done
+	ls -l "$work/textfile"
+	cat "$METRICS"
+	[ "$(ls -A "$work/textfile")" = regionpm.prom ] || { echo "other files in the textfile directory"; return 1; }
+	[ "$(stat -c %a "$METRICS")" = 644 ] || return 1
+	/usr/bin/python3 -c '
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+fam = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+count, parked, mig, errors = (int(x) for x in sys.argv[2:6])
+regions = {s.labels["state"]: s.value for s in fam["regionpm_regions"].samples}
+assert fam["regionpm_regions"].type == "gauge"
+assert sum(regions.values()) == count, regions
+assert regions["parked"] == parked, regions
+assert fam["regionpm_pages_migrated"].type == "counter"
+assert fam["regionpm_pages_migrated"].samples[0].value == mig
+assert fam["regionpm_errors"].samples[0].value == errors
+assert 0 < fam["regionpm_modelled_power_watts"].samples[0].value < 1000
+for name in ("regionpm_pages_dropped", "regionpm_parks", "regionpm_releases", "regionpm_paused",
+             "regionpm_region_size_bytes", "regionpm_power_down_ratio"):
+    assert name in fam, name
+' "$METRICS" "$count" "$(prop RegionsParked | awk '{print $2}')" "$mig" "$(prop Errors | awk '{print $2}')"
+}
+tap_check "MetricsFile: Prometheus text (HELP, TYPE), mode 0644, agrees with the properties" metrics_ok
 tap_check "regionpmctl status as nobody: exit 0" \
 	bash -c "REGIONPM_BUS_ADDRESS='$ADDR' setpriv --reuid=nobody --regid=nogroup --clear-groups '$CTL' status >/dev/null"
 
@@ -337,24 +501,38 @@ stop_daemon
 tap_check "regionpmd exits 0 on SIGTERM" test $? = 0
 tap_check "regionpmctl status without a daemon: exit 3" ctl_rc 3 status
 
-# ---- access control: the daemon's own check ----------------------------------------
+# ---- access control: sd-bus's own check ----------------------------------------------
+# The mutating methods are not SD_BUS_VTABLE_UNPRIVILEGED: sd-bus refuses them
+# to a caller that is not root, whatever the bus policy says.
 if start_bus open open && start_daemon; then
 	tap_ok "regionpmd on a bus whose policy lets everyone call everything"
 	for m in Pause Reload; do
-		tap_check "nobody calling $m: AccessDenied from regionpmd itself" \
-			bash -c "out=\$(error_is_nobody org.freedesktop.DBus.Error.AccessDenied $m) && echo \"\$out\" | grep -q 'root only'"
+		tap_check "nobody calling $m: AccessDenied from regionpmd itself (sd-bus)" \
+			bash -c "out=\$(error_is_nobody org.freedesktop.DBus.Error.AccessDenied $m) && echo \"\$out\" | grep -q 'not permitted'"
 	done
 	tap_check "nobody calling Vacate: AccessDenied from regionpmd itself" \
 		error_is_nobody org.freedesktop.DBus.Error.AccessDenied Vacate uint32:0
 	tap_check "nobody calling SetPolicy: AccessDenied from regionpmd itself" \
 		error_is_nobody org.freedesktop.DBus.Error.AccessDenied SetPolicy string:Policy.Park string:yes
 	tap_check "State still running (nobody's Pause had no effect)" test "$(prop State)" = 's "running"'
+	tap_check "nobody's GetRegion on that bus scans nothing either" unpriv_no_scan
 	tap_check "root may still Pause on that bus" call Pause
 	stop_daemon
 tap_check "regionpmd exits 0 on SIGTERM" test $? = 0
 else
 	tap_fail "regionpmd on a bus whose policy lets everyone call everything" "$(cat "$work/daemon.log")"
 fi
+
+# Outside the initial network namespace the family refuses every request:
+# the exit path of a kernel without it (regionpm.enable=0), status 6.
+no_family() {
+	local rc
+	unshare --net "$RPMD" --once -c "$work/regionpmd.conf" > "$work/nofam.log" 2>&1
+	rc=$?
+	cat "$work/nofam.log"
+	[ "$rc" = 6 ]
+}
+tap_check "regionpmd without a usable regionpm family exits with status 6" no_family
 
 echo "# daemon log tail:"
 tail -5 "$work/daemon.log" | sed 's/^/#   /'

@@ -203,17 +203,16 @@ reload_visible() {
 	pid1=$(systemctl show -P MainPID "$UNIT")
 	echo "HeadroomPercent before: ${head0:-?}; main PID $pid0 -> $pid1"
 	[ "$pid0" = "$pid1" ] || { echo "reload restarted the daemon"; return 1; }
-	for _ in 1 2 3 4 5; do
-		v=$(policy_value HeadroomPercent)
-		[ "$v" = "$new_head" ] && { echo "HeadroomPercent after reload: $v"; return 0; }
-		sleep 1
-	done
-	echo "HeadroomPercent after reload: ${v:-?} (expected $new_head)"
+	# ExecReload calls the bus method Reload, which replies once the new
+	# configuration is in effect: no waiting, the first look must see it
+	v=$(policy_value HeadroomPercent)
+	[ "$v" = "$new_head" ] && { echo "HeadroomPercent right after systemctl reload: $v"; return 0; }
+	echo "HeadroomPercent right after systemctl reload: ${v:-?} (expected $new_head)"
 	"$CTL" status 2>&1
 	journal -o cat | tail -10
 	return 1
 }
-tap_check "drop-in HeadroomPercent=$new_head + systemctl reload is visible in regionpmctl status" reload_visible
+tap_check "drop-in HeadroomPercent=$new_head + systemctl reload: in effect when systemctl returns" reload_visible
 journal -o cat 2>&1 | grep -iE 'reload' | tail -3 | diag
 
 # ---- 5. parked regions; systemctl stop gives every one back ----------------
@@ -299,19 +298,44 @@ off_bus() {
 		[ "$(systemctl is-active "$UNIT")" = inactive ]
 }
 tap_check "stopped: regionpmctl check says regionpmd does not answer, and does not start it" off_bus
+# A stopped and disabled unit cannot be started by a bus call: activation
+# goes through dbus-org.regionpm1.service, which only "enable" creates.
+no_activation_disabled() {
+	local out rc
+	timeout 60 systemctl disable "$UNIT" 2>&1 || return 1
+	echo "is-enabled: $(systemctl is-enabled "$UNIT" 2>&1); dbus-org.regionpm1.service: $(systemctl is-enabled dbus-org.regionpm1.service 2>&1)"
+	out=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		busctl call org.regionpm1 /org/regionpm1 org.freedesktop.DBus.Peer Ping 2>&1)
+	rc=$?
+	echo "busctl Ping as nobody -> exit $rc: $out"
+	out=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups "$CTL" status 2>&1)
+	echo "regionpmctl status as nobody -> exit $?: $(printf '%s\n' "$out" | head -2)"
+	sleep 2
+	echo "regionpmd: $(systemctl is-active "$UNIT")"
+	[ "$rc" != 0 ] && [ "$(systemctl is-active "$UNIT")" = inactive ]
+}
+if out=$(no_activation_disabled 2>&1); then
+	tap_ok "stopped and disabled: a bus call by nobody does not start regionpmd"
+	printf '%s\n' "$out" | diag
+else
+	tap_fail "stopped and disabled: a bus call by nobody does not start regionpmd" "$out
+$(timeout 60 journalctl -b -u dbus.service --no-pager -o cat | tail -5)"
+fi
+tap_check "systemctl enable regionpmd again (creates dbus-org.regionpm1.service)" \
+	bash -c "timeout 60 systemctl enable $UNIT && systemctl is-enabled dbus-org.regionpm1.service"
 activation() {
 	local out rc
-	out=$(timeout 120 "$CTL" status 2>&1)
+	out=$(timeout 120 setpriv --reuid=nobody --regid=nogroup --clear-groups "$CTL" status 2>&1)
 	rc=$?
-	echo "regionpmctl status -> exit $rc; regionpmd $(systemctl is-active "$UNIT"), main PID $(systemctl show -P MainPID "$UNIT")"
+	echo "regionpmctl status as nobody -> exit $rc; regionpmd $(systemctl is-active "$UNIT"), main PID $(systemctl show -P MainPID "$UNIT")"
 	[ "$rc" = 0 ] || printf '%s\n' "$out"
 	[ "$rc" = 0 ] && [ "$(systemctl is-active "$UNIT")" = active ]
 }
 if out=$(activation 2>&1); then
-	tap_ok "regionpmctl status starts the stopped daemon through D-Bus activation"
+	tap_ok "stopped but enabled: regionpmctl status (as nobody) starts it through D-Bus activation"
 	printf '%s\n' "$out" | diag
 else
-	tap_fail "regionpmctl status starts the stopped daemon through D-Bus activation" "$out
+	tap_fail "stopped but enabled: regionpmctl status (as nobody) starts it through D-Bus activation" "$out
 $(timeout 60 journalctl -b -u dbus.service --no-pager -o cat | tail -5)"
 fi
 
@@ -328,6 +352,38 @@ restart_ok() {
 		"$CTL" status > /dev/null && [ "$(policy_value HeadroomPercent)" = "$new_head" ]
 }
 tap_check "systemctl restart: a new daemon answers, the drop-in still applies" restart_ok
+
+# ---- 6b. no regionpm family: exit 6, no restart loop -----------------------------
+# The family answers in the initial network namespace only: with
+# PrivateNetwork=yes the daemon cannot use it, which takes the exit path of
+# regionpm.enable=0 (a boot of its own to test that).  It must exit 6 and systemd must not restart it
+# (RestartPreventExitStatus=6), although Restart=on-failure is set.
+section "no regionpm family: exit 6, not restarted"
+NOFAM=/run/systemd/system/$UNIT.d/50-no-family.conf
+no_family() {
+	local st
+	timeout 60 systemctl stop "$UNIT"
+	mkdir -p "${NOFAM%/*}" && printf '[Service]\nPrivateNetwork=yes\n' > "$NOFAM" || return 1
+	systemctl daemon-reload
+	timeout 60 systemctl start "$UNIT"
+	echo "systemctl start -> exit $?"
+	sleep 12	# RestartSec=5s: two restarts would have happened by now
+	st="$(systemctl show -P ActiveState "$UNIT") Result=$(systemctl show -P Result "$UNIT") ExecMainStatus=$(systemctl show -P ExecMainStatus "$UNIT") NRestarts=$(systemctl show -P NRestarts "$UNIT")"
+	echo "$st"
+	journal -o cat | grep -E 'initial network namespace only' | tail -1
+	rm -f "$NOFAM"
+	systemctl daemon-reload
+	systemctl reset-failed "$UNIT"
+	[ "$st" = "failed Result=exit-code ExecMainStatus=6 NRestarts=0" ]
+}
+if out=$(no_family 2>&1); then
+	tap_ok "without the regionpm family: exit status 6, failed, not restarted"
+	printf '%s\n' "$out" | diag
+else
+	tap_fail "without the regionpm family: exit status 6, failed, not restarted" "$out"
+fi
+tap_check "and it starts again once the family is there" \
+	bash -c "timeout 120 systemctl start $UNIT && systemctl is-active $UNIT"
 
 # ---- 7. systemd-analyze security ----------------------------------------------
 section "systemd-analyze security"

@@ -67,6 +67,16 @@ expect 0 "Exit status: 0 ok" --help
 expect 0 "regionpmctl 0." --version
 expect 0 "regionpmctl 0." -V
 expect 0 "Usage: regionpmctl" status --help
+expect 0 "--no-pager" --help
+expect 0 "reload               read the configuration again" --help
+
+# regionpmctl is a D-Bus client: it must not carry the daemon's library
+links_alone() {
+	local syms
+	syms=$(nm "$ctl" 2>/dev/null | grep -E ' [TtDdBbRr] (conf_|manager_|policy_|bus_open|power_model)') || true
+	[ -z "$syms" ] || { echo "daemon code linked in: $syms"; return 1; }
+}
+tap_check "regionpmctl links none of the daemon's code but the netlink parser" links_alone
 
 # -- usage errors (2) ------------------------------------------------------
 expect 2 "missing command"
@@ -79,7 +89,12 @@ expect 2 "'status' takes no argument, got 'now'" status now
 expect 2 "'regions' takes no argument" regions 3
 expect 2 "'monitor' takes no argument" monitor x
 expect 2 "'check' takes no argument" check x
-expect 2 "options of 'regions'" status --json
+expect 2 "--json is an option of 'regions' and 'status'" monitor --json
+expect 2 "--bytes is an option of 'regions' and 'status'" vacate -b 1
+expect 2 "options of 'regions'" status --raw
+expect 2 "'pause' takes no argument, got 'now'" pause now
+expect 2 "'reload' takes no argument" reload x
+expect 2 "unknown option '--no-pager=1'" --no-pager=1 status
 expect 2 "options of 'regions'" -r monitor
 expect 2 "options of 'regions'" vacate -n 1
 expect 2 "--json and --raw cannot be combined" regions --json --raw
@@ -109,7 +124,8 @@ expect 2 "missing key in '=20'" set =20
 expect 2 "'set' takes one argument" set A=1 B=2
 
 # -- no bus at all (3) -----------------------------------------------------
-for args in status regions "vacate 1" "park 1" "unpark 1" "set Policy.Park=no" monitor; do
+for args in status "status --json" "--no-pager regions -b" "vacate 1" "park 1" "unpark 1" \
+	"set Policy.Park=no" pause resume reload monitor; do
 	# shellcheck disable=SC2086
 	expect 3 "cannot connect to the system bus" $args
 done
@@ -146,8 +162,8 @@ tap_ok "private dbus-daemon starts"
 bus=unix:path=$tmp/bus.sock
 
 export DBUS_SYSTEM_BUS_ADDRESS=$bus
-for args in status regions "regions --json" "vacate 1" "park 7" "unpark 7" \
-	"set Policy.HeadroomPercent=20" monitor; do
+for args in status regions "regions --json" "status --json" "vacate 1" "park 7" "unpark 7" \
+	"set Policy.HeadroomPercent=20" pause resume reload monitor; do
 	# shellcheck disable=SC2086
 	expect 3 "regionpmd is not reachable on the system bus" $args
 done
