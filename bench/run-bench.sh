@@ -66,7 +66,8 @@ for size in ${BENCH_RELEASE_SIZES:-2G 8G}; do
 		--log "$rundir/$size-release.log" -- build/tools/regionpm-releasebench \
 		> "$rundir/$size-release.out" 2>&1
 	rc=$?
-	line=$(grep -m1 '^regions_parked' "$rundir/$size-release.out")
+	# the guest's output is in the console log (run-vm --quiet shows none)
+	line=$(tr -d '\r' < "$rundir/$size-release.log" | grep -m1 '^regions_parked')
 	printf '%-4s exit %d: %s\n' "$size" "$rc" "${line:-no result}" | tee -a "$release_out"
 done
 cp "$release_out" bench/results/latest-release.txt
