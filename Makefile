@@ -7,6 +7,7 @@
 #   make bench        the benchmark of docs/benchmarks.md (under 30 minutes)
 #   make vm-shell     interactive guest on the test kernel
 #   make deps         install the Debian packages needed (idempotent)
+#   make check-fresh  make check + make demo in a fresh minimal Debian 12 root (slow)
 #   make clean        remove build output in this tree (the kernel cache stays)
 #
 # Kernel source, build trees and ccache live in $(REGIONPM_CACHE), outside the
@@ -30,7 +31,7 @@ TEST_PROGS := $(BUILD)/tests/regionpm_test $(BUILD)/tools/kpageflags-regions \
 	$(BUILD)/tools/regionpm-dumpbench
 
 .PHONY: all kernel kernel-src check check-debug demo bench vm-shell deps clean \
-	distclean-cache regen regen-check kernel-series mm-selftests
+	distclean-cache regen regen-check kernel-series mm-selftests check-fresh
 
 all: daemon $(TEST_PROGS) mm-selftests
 
@@ -130,6 +131,13 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all kernel
 	@bench/run-bench.sh
+
+# The README's two commands in a minimal Debian 12 root built with
+# mmdebstrap (git and make only), from a clone of the committed HEAD, with a
+# cold cache: finds every package "make deps" forgets.  A full cold kernel
+# build and every test: not part of make check.  Root only.
+check-fresh:
+	@scripts/fresh-machine.sh
 
 vm-shell: kernel
 	@tests/vm/run-vm --variant $(KERNEL_VARIANT) --mem $(VM_MEM) --cpus $(VM_CPUS) --shell
