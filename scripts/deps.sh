@@ -51,6 +51,10 @@ packages=(
 	procps
 	# bench plot (bench/aggregate.py runs gnuplot)
 	gnuplot-nox
+	# the Debian package: make deb (dpkg-buildpackage; dpkg-dev comes with
+	# build-essential), built before make check's package suites, and the
+	# lintian check of it (tests/host/test-deb.sh)
+	debhelper lintian
 )
 
 missing=()
