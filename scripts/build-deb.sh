@@ -8,10 +8,12 @@
 #
 #   scripts/build-deb.sh [OUTDIR]   (default build/deb)
 #
-# Quick when nothing changed: the copy is what "git ls-files" lists
-# (tracked, plus untracked files that are not ignored: a new file counts
-# before it is committed), and a hash of its content decides whether the
-# package must be built again.  Prints the path of the .deb on stdout.
+# Quick when nothing changed: the copy is what "git ls-files" lists under
+# the paths the package is built from (tracked, plus untracked files that
+# are not ignored: a new file counts before it is committed), and a hash of
+# its content decides whether the package must be built again; a change to
+# the kernel, the tests or the README does not rebuild it.  Prints the path
+# of the .deb on stdout.
 #
 #   REGIONPM_DEB_LINTIAN=1   also run lintian on the result (make deb does)
 set -euo pipefail
@@ -27,10 +29,13 @@ version=$(dpkg-parsechangelog -l debian/changelog -S Version)
 arch=$(dpkg --print-architecture)
 deb="$out/regionpmd_${version}_${arch}.deb"
 
-# The files of the package's source tree.  build/ is ignored (.gitignore),
-# so the copy never contains itself.
+# The files of the package's source tree: the user space, what installs it,
+# and debian/.  build/ is ignored (.gitignore), so the copy never contains
+# itself.
+PKG_PATHS=(Makefile debian daemon include man systemd)
 list_files() {
-	git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+	git ls-files -z --cached --others --exclude-standard -- "${PKG_PATHS[@]}" |
+	while IFS= read -r -d '' f; do
 		[ -f "$f" ] && printf '%s\0' "$f"  # (deleted but not yet committed)
 	done
 }
