@@ -50,6 +50,14 @@ if [ -n "$(pkg_status)" ] && [ "$(pkg_status)" != not-installed ]; then
 	echo "# the host has regionpmd installed ($(pkg_status)); purging it in the guest first"
 	dpkg --purge regionpmd 2>&1 | diag
 fi
+# The host may be a container image whose /usr/sbin/policy-rc.d (Docker's:
+# "exit 101") forbids maintainer scripts to start services; it belongs to no
+# package.  The guest is a VM with systemd as PID 1, where the postinst's
+# start is what an operator gets: drop it in the guest's overlay only.
+if [ -e /usr/sbin/policy-rc.d ] && ! dpkg -S /usr/sbin/policy-rc.d >/dev/null 2>&1; then
+	echo "# the host's /usr/sbin/policy-rc.d (no package; $(grep -m1 -o 'exit [0-9]*' /usr/sbin/policy-rc.d)) forbids service starts: removed in the guest"
+	rm -f /usr/sbin/policy-rc.d
+fi
 # Files that the purge must leave behind as they were (enablement links
 # under /etc/systemd/system, deb-systemd-helper state): what is there now.
 snapshot() {
