@@ -80,9 +80,31 @@ fi
 
 root="$dir/root"
 mounted=()	# mount points, in mount order
+job=	# pid of the chroot command running in the root
+# Every process whose root directory is the fresh root: all of them were
+# started by this script (make, the kernel build, QEMU in its own process
+# group under timeout(1)).
+procs_in_root() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"
+	done
+}
 cleanup() {
-	local rc=$? i
+	local rc=$? i pids
 	set +e
+	# Killed or interrupted while a make runs in the root: end everything
+	# in it first, or it would hold the mounts and write into a root being
+	# removed.
+	pids=$(procs_in_root)
+	if [ -n "$pids" ]; then
+		log "stopping what still runs in the root: $(echo $pids)"
+		kill -TERM $pids 2>/dev/null
+		for _ in $(seq 1 20); do [ -n "$(procs_in_root)" ] || break; sleep 0.5; done
+		pids=$(procs_in_root)
+		[ -z "$pids" ] || kill -KILL $pids 2>/dev/null
+	fi
+	[ -z "$job" ] || wait "$job" 2>/dev/null
 	# Unmount in reverse order; lazily if something still holds one.
 	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
 		umount -R "${mounted[$i]}" 2>/dev/null || umount -R -l "${mounted[$i]}"
@@ -149,10 +171,17 @@ cp -L /etc/resolv.conf "$root/etc/resolv.conf"
 # ---- 4. the README's commands ---------------------------------------------
 # A clean environment: HOME=/root is empty, so the kernel cache and ccache
 # start cold; nothing of the caller's REGIONPM_* or CCACHE_* settings leaks in.
+# In the background: "wait" returns as soon as this script gets a signal,
+# so the trap runs at once (and ends what runs in the root).
 in_root() {
 	env -i HOME=/root USER=root LOGNAME=root TERM=dumb LANG=C.UTF-8 \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		chroot "$root" /bin/bash -c "cd $clone && $*"
+		chroot "$root" /bin/bash -c "cd $clone && $*" < /dev/null &
+	job=$!
+	local rc=0
+	wait "$job" || rc=$?
+	job=
+	return $rc
 }
 rc=0
 summary=()
