@@ -56,8 +56,9 @@ case "$dir/" in
 esac
 
 # Everything below mounts things; do it in a private mount namespace so that
-# no mount can leak to the host (and none survives a kill -9 of this script).
-# The trap below still unmounts in order, so the root can be removed.
+# no mount can leak to the host.  The trap below unmounts in order, so the
+# root can be removed.  (After a kill -9 the mounts vanish with the last
+# process in the namespace; the directory then stays until the next run.)
 if [ "${REGIONPM_FRESH_NS:-}" != 1 ]; then
 	command -v unshare >/dev/null || die "unshare (util-linux) is missing"
 	REGIONPM_FRESH_NS=1 REGIONPM_FRESH_KEEP=$keep exec \
@@ -81,6 +82,7 @@ fi
 root="$dir/root"
 mounted=()	# mount points, in mount order
 job=	# pid of the chroot command running in the root
+owned=0	# 1 once $dir is ours to remove
 # Every process whose root directory is the fresh root: all of them were
 # started by this script (make, the kernel build, QEMU in its own process
 # group under timeout(1)).
@@ -111,7 +113,7 @@ cleanup() {
 	done
 	if [ "$keep" = 1 ]; then
 		log "kept the fresh root in $root"
-	elif [ -d "$dir" ]; then
+	elif [ "$owned" = 1 ] && [ -d "$dir" ]; then
 		# --one-file-system: never descend into anything still mounted.
 		if findmnt -rn -o TARGET | grep -q "^$root/"; then
 			log "something is still mounted under $root: not removing it"
@@ -136,8 +138,15 @@ elapsed() { local s=$(( $(date +%s) - $1 )); printf '%d min %02d s' $((s / 60)) 
 # linux-source-6.12 is only in bookworm-security (and bookworm-updates
 # carries point-release updates), so the root gets the same three suites a
 # Debian 12 installation has by default.
+# The directory is removed, now and afterwards: only one this script made
+# (it carries a marker) or an empty one.
+if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ] && [ ! -e "$dir/.regionpm-fresh" ]; then
+	die "$dir exists and was not made by $0: not removing it (set REGIONPM_FRESH_DIR)"
+fi
 rm -rf --one-file-system "$dir"
 mkdir -p "$dir"
+touch "$dir/.regionpm-fresh"
+owned=1
 log "mmdebstrap --variant=apt --include=git,make,ca-certificates $suite -> $root"
 mmdebstrap --quiet --variant=apt --include=git,make,ca-certificates --components=main \
 	"$suite" "$root" \
