@@ -10,7 +10,8 @@
 #   REGIONPM_SRC       kernel tree that has tools/net/ynl
 #                      (default: ${REGIONPM_CACHE:-/root/.cache/regionpm}/src/linux-6.12)
 #   REGIONPM_TEST_BIN  regionpm_test binary for the dump cross-check
-#                      (default: build/regionpm_test, else /tmp/regionpm_test)
+#                      (default: build/tests/regionpm_test, where make puts it,
+#                      else build/regionpm_test, else /tmp/regionpm_test)
 #   REGIONPM_REQUIRE_FAMILY=1
 #                      a missing family fails instead of skipping (implied
 #                      when the running kernel is a -regionpm build)
@@ -115,7 +116,7 @@ nregions=$(jq_py "$tmp/dump" 'len(j)' 2>/dev/null || echo -1)
 # ---- 3. the same number of regions as the libmnl client sees
 bin=${REGIONPM_TEST_BIN:-}
 if [ -z "$bin" ]; then
-	for b in "$top/build/regionpm_test" /tmp/regionpm_test; do
+	for b in "$top/build/tests/regionpm_test" "$top/build/regionpm_test" /tmp/regionpm_test; do
 		[ -x "$b" ] && { bin=$b; break; }
 	done
 fi
