@@ -7,6 +7,8 @@
 #   make bench        the benchmark of docs/benchmarks.md (under 30 minutes)
 #   make vm-shell     interactive guest on the test kernel
 #   make deps         install the Debian packages needed (idempotent)
+#   make deb          the regionpmd Debian package in build/deb/ (debian/)
+#   make check-fresh  make check + make demo in a fresh minimal Debian 12 root (slow)
 #   make clean        remove build output in this tree (the kernel cache stays)
 #
 # Kernel source, build trees and ccache live in $(REGIONPM_CACHE), outside the
@@ -30,7 +32,7 @@ TEST_PROGS := $(BUILD)/tests/regionpm_test $(BUILD)/tools/kpageflags-regions \
 	$(BUILD)/tools/regionpm-dumpbench $(BUILD)/tools/regionpm-releasebench
 
 .PHONY: all kernel kernel-src check check-debug demo bench vm-shell deps clean \
-	distclean-cache regen regen-check kernel-series mm-selftests
+	distclean-cache regen regen-check kernel-series mm-selftests check-fresh deb
 
 all: daemon $(TEST_PROGS) mm-selftests
 
@@ -61,15 +63,15 @@ $(BUILD)/daemon/libregionpmd.a: $(DAEMON_LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/regionpmd: $(BUILD)/daemon/regionpmd.o $(BUILD)/daemon/libregionpmd.a
-	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm
 
 # regionpmctl: a D-Bus client (names in daemon/bus-api.h); of the daemon it
 # links only the netlink message parser, for "check".
 $(BUILD)/regionpmctl: $(BUILD)/daemon/regionpmctl.o $(BUILD)/daemon/genl.o
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd libmnl smartcols)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd libmnl smartcols)
 
 $(BUILD)/daemon/test-%: $(BUILD)/daemon/test-%.o $(BUILD)/daemon/libregionpmd.a
-	$(CC) $(CFLAGS) -o $@ $^ $(DAEMON_LIBS) $(shell pkg-config --libs cmocka) -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS) $(shell pkg-config --libs cmocka) -lm
 
 -include $(wildcard $(BUILD)/daemon/*.d)
 
@@ -116,8 +118,12 @@ deps:
 kernel:
 	@scripts/kernel-build.sh $(KERNEL_VARIANT) >/dev/null
 
+# The package is built before the suites that test it (test-deb.sh on the
+# host, deb.sh in the VM); build-deb.sh does nothing when its inputs did
+# not change.
 check: deps
 	@$(MAKE) --no-print-directory all kernel
+	@scripts/build-deb.sh >/dev/null
 	@tests/run-checks
 
 # The kselftest once more on the debug kernel (lockdep, KASAN, DEBUG_VM,
@@ -136,6 +142,19 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all kernel
 	@bench/run-bench.sh
+
+# The regionpmd package (debian/), built by dpkg-buildpackage in a copy of
+# the tree under build/deb/src: user space only, the cmocka unit tests run
+# in dh_auto_test.  The .deb lands in build/deb/; lintian runs on a rebuild.
+deb:
+	@REGIONPM_DEB_LINTIAN=1 scripts/build-deb.sh
+
+# The README's two commands in a minimal Debian 12 root built with
+# mmdebstrap (git and make only), from a clone of the committed HEAD, with a
+# cold cache: finds every package "make deps" forgets.  A full cold kernel
+# build and every test: not part of make check.  Root only.
+check-fresh:
+	@scripts/fresh-machine.sh
 
 vm-shell: kernel
 	@tests/vm/run-vm --variant $(KERNEL_VARIANT) --mem $(VM_MEM) --cpus $(VM_CPUS) --shell

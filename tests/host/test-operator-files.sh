@@ -6,9 +6,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/lib/tap.sh"
 cd "$top" || exit 1
 tmp=$(mktemp -d)
-dbus_pid=
 cleanup() {
-	[ -n "$dbus_pid" ] && kill "$dbus_pid" 2>/dev/null
+	# dbus_accepts runs in tap_check's command substitution (a subshell):
+	# the daemon's pid comes back through a file, not a variable.
+	[ -s "$tmp/dbus.pid" ] && kill "$(cat "$tmp/dbus.pid")" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -50,6 +51,7 @@ dbus_accepts() {
 	dbus-daemon --config-file="$tmp/bus.conf" --nofork --print-address=1 \
 		>"$tmp/bus.addr" 2>"$tmp/bus.err" &
 	dbus_pid=$!
+	echo "$dbus_pid" > "$tmp/dbus.pid"
 	for _ in $(seq 50); do
 		[ -s "$tmp/bus.addr" ] && return 0
 		kill -0 "$dbus_pid" 2>/dev/null || break

@@ -10,7 +10,8 @@
 #   REGIONPM_SRC       kernel tree that has tools/net/ynl
 #                      (default: ${REGIONPM_CACHE:-/root/.cache/regionpm}/src/linux-6.12)
 #   REGIONPM_TEST_BIN  regionpm_test binary for the dump cross-check
-#                      (default: build/tests/regionpm_test, where make puts it)
+#                      (default: build/tests/regionpm_test, where make puts it,
+#                      else build/regionpm_test, else /tmp/regionpm_test)
 #   REGIONPM_REQUIRE_FAMILY=1
 #                      a missing family fails instead of skipping (implied
 #                      when the running kernel is a -regionpm build)
