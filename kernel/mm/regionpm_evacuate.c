@@ -33,6 +33,7 @@
 #include <linux/sched/signal.h>
 #include <linux/shrinker.h>
 #include <linux/swap.h>
+#include <linux/workqueue.h>
 
 #include "internal.h"
 #include "regionpm_internal.h"
@@ -57,6 +58,25 @@ static unsigned long *zone_parked;
 
 /* Parked regions, so the release paths do not walk the whole table. */
 static LIST_HEAD(parked_regions);
+
+/*
+ * Park and release change managed pages; the zone watermarks follow, as
+ * after memory hotplug.  Always from a work item: setup_per_zone_wmarks()
+ * takes pcp_batch_high_lock, which memory offline holds across the memory
+ * notifiers, and those allocate (slab_memory_callback) -- from the
+ * shrinker or the OOM notifier, inside reclaim, that would deadlock.
+ */
+static void wmark_workfn(struct work_struct *work)
+{
+	setup_per_zone_wmarks();
+}
+
+static DECLARE_WORK(wmark_work, wmark_workfn);
+
+static void update_wmarks(void)
+{
+	schedule_work(&wmark_work);
+}
 
 static inline unsigned int zone_slot(struct zone *zone)
 {
@@ -607,7 +627,7 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_PARKED);
 	mutex_unlock(&regionpm.park_lock);
 	/* Watermarks follow the managed pages that are left. */
-	setup_per_zone_wmarks();
+	update_wmarks();
 	res->free_pages = 0;
 	mutex_unlock(&regionpm.lock);
 	put_online_mems();
@@ -663,7 +683,7 @@ int regionpm_unpark(unsigned long id, struct netlink_ext_ack *extack)
 	}
 	mutex_unlock(&regionpm.park_lock);
 	if (!ret)
-		setup_per_zone_wmarks();
+		update_wmarks();
 	return ret;
 }
 
@@ -680,7 +700,7 @@ void regionpm_release_owner(struct regionpm_sock *owner)
 	}
 	mutex_unlock(&regionpm.park_lock);
 	if (any)
-		setup_per_zone_wmarks();
+		update_wmarks();
 }
 
 /*
@@ -733,7 +753,7 @@ static unsigned long release_some(unsigned long want, int nid, enum zone_type hi
 	}
 	mutex_unlock(&regionpm.park_lock);
 	if (freed)
-		setup_per_zone_wmarks();
+		update_wmarks();
 	return freed;
 }
 
