@@ -88,11 +88,11 @@ $(BUILD)/tools/kpageflags-regions: tests/tools/kpageflags-regions.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
 
-$(BUILD)/tools/regionpm-dumpbench: tests/tools/regionpm-dumpbench.c include/uapi/linux/regionpm.h
+$(BUILD)/tools/regionpm-dumpbench: tests/tools/regionpm-dumpbench.c tests/tools/rpm-tool.h include/uapi/linux/regionpm.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libmnl)
 
-$(BUILD)/tools/regionpm-releasebench: tests/tools/regionpm-releasebench.c include/uapi/linux/regionpm.h
+$(BUILD)/tools/regionpm-releasebench: tests/tools/regionpm-releasebench.c tests/tools/rpm-tool.h include/uapi/linux/regionpm.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libmnl)
 

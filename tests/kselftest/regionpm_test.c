@@ -2292,18 +2292,26 @@ static int read_file_times(const char *path, int times)
  * recency for such a mapping), so this does not heat the cache; with
  * @keep the mapping stays in *@map.
  */
-static uint64_t file_pfn(const char *path, uint64_t len, bool keep, void **map)
+/* A shared read-only mapping of @len bytes of @path, or NULL. */
+static void *map_file(const char *path, uint64_t len)
 {
-	volatile const char *p;
-	uint64_t off, pfn;
 	void *m;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return 0;
+		return NULL;
 	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	if (m == MAP_FAILED)
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static uint64_t file_pfn(const char *path, uint64_t len, bool keep, void **map)
+{
+	volatile const char *p;
+	uint64_t off, pfn;
+	void *m = map_file(path, len);
+
+	if (!m)
 		return 0;
 	if (!keep)
 		madvise(m, len, MADV_RANDOM);
@@ -2320,15 +2328,10 @@ static uint64_t file_pfn(const char *path, uint64_t len, bool keep, void **map)
 /* Cached pages of @path, with mincore on a mapping that faults nothing in. */
 static uint64_t file_cached(const char *path, uint64_t len)
 {
-	uint64_t n = 0;
-	void *m;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t n;
+	void *m = map_file(path, len);
 
-	if (fd < 0)
-		return 0;
-	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
+	if (!m)
 		return 0;
 	n = resident_pages(m, len);
 	munmap(m, len);
@@ -3673,23 +3676,30 @@ static int alloc_test_state(uint64_t *held, uint64_t *failed)
 	return 0;
 }
 
-/* Free pages of zone @zone on node @nid (-1: all nodes), from /proc/zoneinfo. */
+/*
+ * Free pages of zone @zone (NULL: every zone) on node @nid (-1: every
+ * node), from /proc/zoneinfo; -1 if no such zone has memory.
+ */
 static int64_t zone_free_pages(int nid, const char *zone)
 {
 	char line[256], name[32];
-	int64_t sum = -1, v;
+	int64_t sum = -1, free = 0, v;
 	int node, in = 0;
 	FILE *f = fopen("/proc/zoneinfo", "re");
 
 	if (!f)
 		return -1;
+	/* zoneinfo lists empty zones too: count a zone only if it has managed pages */
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "Node %d, zone %31s", &node, name) == 2) {
-			in = (nid < 0 || node == nid) && !strcmp(name, zone);
+			in = (nid < 0 || node == nid) && (!zone || !strcmp(name, zone));
 			continue;
 		}
-		if (in && sscanf(line, " pages free %" SCNd64, &v) == 1) {
-			sum = (sum < 0 ? 0 : sum) + v;
+		if (in && sscanf(line, " pages free %" SCNd64, &v) == 1)
+			free = v;
+		else if (in && sscanf(line, " managed %" SCNd64, &v) == 1) {
+			if (v > 0)
+				sum = (sum < 0 ? 0 : sum) + free;
 			in = 0;
 		}
 	}
@@ -3786,10 +3796,7 @@ static void pressure_gets_parked_back(struct __test_metadata *_metadata,
 	       what, nin, in_pages, nout);
 	if (!nin || !nout)
 		SKIP(goto out, "needs parkable regions both in and outside %s", what);
-	free_pages = zone_free_pages(node, zone ? zone : "Normal");
-	if (!zone)	/* one node, every zone */
-		free_pages = zone_free_pages(node, "DMA32") + zone_free_pages(node, "Normal") +
-			     zone_free_pages(node, "Movable") + 3;
+	free_pages = zone_free_pages(node, zone);
 	ASSERT_LE(0, free_pages);
 	want = free_pages + in_pages * 3 / 4;
 	oom0 = vmstat_get("oom_kill");

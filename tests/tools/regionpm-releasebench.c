@@ -12,35 +12,17 @@
  * after is checked: a release that leaves memory out is an error (exit 1).
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <libmnl/libmnl.h>
-#include <linux/genetlink.h>
-#include <linux/regionpm.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-static char buf[65536];
+#include "rpm-tool.h"
 
 struct ids {
 	unsigned int n;
 	unsigned int id[65536];
 };
-
-static int family_attr_cb(const struct nlattr *attr, void *data)
-{
-	if (mnl_attr_get_type(attr) == CTRL_ATTR_FAMILY_ID &&
-	    mnl_attr_validate(attr, MNL_TYPE_U16) >= 0)
-		*(int *)data = mnl_attr_get_u16(attr);
-	return MNL_CB_OK;
-}
-
-static int family_cb(const struct nlmsghdr *nlh, void *data)
-{
-	return mnl_attr_parse(nlh, sizeof(struct genlmsghdr), family_attr_cb, data);
-}
 
 static int region_attr_cb(const struct nlattr *attr, void *data)
 {
@@ -58,34 +40,11 @@ static int region_cb(const struct nlmsghdr *nlh, void *data)
 	return mnl_attr_parse(nlh, sizeof(struct genlmsghdr), region_attr_cb, data);
 }
 
-static int request(struct mnl_socket *nl, uint16_t type, uint8_t cmd, uint16_t flags,
-		   mnl_cb_t cb, void *data, const char *name, int id)
+/* A park request for the region *@arg, compacting it first. */
+static void put_park(struct nlmsghdr *nlh, const void *arg)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct genlmsghdr *g;
-	unsigned int seq = time(NULL), portid = mnl_socket_get_portid(nl);
-	int ret;
-
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	nlh->nlmsg_seq = seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->cmd = cmd;
-	g->version = 1;
-	if (name)
-		mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, name);
-	if (id >= 0) {
-		mnl_attr_put_u32(nlh, REGIONPM_A_COMPACT_ID, id);
-		mnl_attr_put(nlh, REGIONPM_A_COMPACT_PARK, 0, NULL);
-	}
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
-		ret = mnl_cb_run(buf, ret, seq, portid, cb, data);
-		if (ret <= MNL_CB_STOP)
-			break;
-	}
-	return ret < 0 ? -errno : 0;
+	mnl_attr_put_u32(nlh, REGIONPM_A_COMPACT_ID, *(const unsigned int *)arg);
+	mnl_attr_put(nlh, REGIONPM_A_COMPACT_PARK, 0, NULL);
 }
 
 static long memtotal_kb(void)
@@ -118,18 +77,18 @@ int main(void)
 	unsigned int i, nparked = 0;
 	double park_ms, release_ms, gib;
 	struct timespec t0;
-	int family = -1;
+	int family;
 
 	if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
 		perror("netlink");
 		return 1;
 	}
-	if (request(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, NLM_F_ACK, family_cb, &family,
-		    REGIONPM_FAMILY_NAME, -1) || family < 0) {
+	family = rpm_family(nl);
+	if (family < 0) {
 		fprintf(stderr, "regionpm family not found\n");
 		return 1;
 	}
-	if (request(nl, family, REGIONPM_CMD_REGION_GET, NLM_F_DUMP, region_cb, &ids, NULL, -1)) {
+	if (rpm_request(nl, family, REGIONPM_CMD_REGION_GET, NLM_F_DUMP, region_cb, &ids, NULL, NULL)) {
 		perror("dump");
 		return 1;
 	}
@@ -137,8 +96,8 @@ int main(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* Highest first: the low regions hold the kernel. */
 	for (i = ids.n; i-- > 0;)
-		if (!request(nl, family, REGIONPM_CMD_REGION_PARK, NLM_F_ACK, NULL, NULL, NULL,
-			     ids.id[i]))
+		if (!rpm_request(nl, family, REGIONPM_CMD_REGION_PARK, NLM_F_ACK, NULL, NULL,
+				 put_park, &ids.id[i]))
 			nparked++;
 	park_ms = ms_since(&t0);
 	parked = before - memtotal_kb();
