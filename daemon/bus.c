@@ -340,6 +340,8 @@ static const char *region_state_name(enum rpm_region_state s)
 		return "parked";
 	case RPM_REGION_BUSY:
 		return "busy";
+	case RPM_REGION_HELD:
+		return "held";
 	case RPM_REGION_ACTIVE:
 	default:
 		return "active";

@@ -66,6 +66,8 @@ struct key {
 static const struct key keys[] = {
 	/* Decision pass period: 1 s to an hour. */
 	{ K("Daemon", "IntervalSec"), KEY_SEC, OFF(interval_sec), 1, 3600 },
+	/* Once the plan is reached passes space out up to this; events wake it. */
+	{ K("Daemon", "IdleIntervalSec"), KEY_SEC, OFF(idle_interval_sec), 1, 86400 },
 	/* Prometheus text file for node_exporter's textfile collector. */
 	{ K("Daemon", "MetricsFile"), KEY_PROM_PATH, OFF(metrics_file), 0, 0 },
 
@@ -78,6 +80,11 @@ static const struct key keys[] = {
 
 	/* Keeping more than 90 % free would leave nothing to park. */
 	{ K("Policy", "HeadroomPercent"), KEY_UINT, POL(headroom_percent), 0, 90 },
+	/* Park above headroom + this; a gap of half the memory would never park. */
+	{ K("Policy", "HysteresisPercent"), KEY_UINT, POL(hysteresis_percent), 0, 50 },
+	/* 0 turns the reclaim signal off (PSI and the headroom still unpark). */
+	{ K("Policy", "ReclaimUnparkPagesPerSec"), KEY_U64, POL(reclaim_unpark_pages_per_sec), 0, 1ULL << 32 },
+	{ K("Policy", "CacheHistorySec"), KEY_SEC, POL(cache_history_sec), 0, 86400 },
 	{ K("Policy", "BudgetPagesPerSec"), KEY_U64, POL(budget_pages_per_sec), 1, 1ULL << 32 },
 	/* The kernel refuses a budget above a region; the policy clamps. */
 	{ K("Policy", "BudgetPagesPerRegion"), KEY_U64, POL(budget_pages_per_region), 1, 1ULL << 32 },
@@ -110,6 +117,7 @@ void conf_defaults(struct rpm_config *c)
 	memset(c, 0, sizeof(*c));
 	policy_config_defaults(&c->policy);
 	c->interval_sec = 5;		/* reacts within seconds, idle otherwise */
+	c->idle_interval_sec = 60;	/* converged: about one pass a minute */
 	c->psi_stall_usec = 100000;	/* 100 ms of stall per 1 s window = 10 % */
 	c->psi_window_usec = 1000000;
 	c->idle_sample_sec = 5;		/* mark, wait 5 s, count */

@@ -24,6 +24,7 @@
 struct rpm_config {
 	struct rpm_policy_config policy;	/* [Policy] */
 	unsigned interval_sec;			/* [Daemon] IntervalSec= decision pass period */
+	unsigned idle_interval_sec;		/* [Daemon] IdleIntervalSec= longest sleep once converged */
 	unsigned psi_stall_usec;		/* [Pressure] trigger: stall per window */
 	unsigned psi_window_usec;
 	unsigned idle_sample_sec;		/* [Idle] mark -> count delay */

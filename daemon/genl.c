@@ -863,3 +863,11 @@ int rpm_genl_read_events(struct rpm_genl *g, rpm_event_cb cb, void *userdata)
 	}
 	return lost ? -ENOBUFS : count;
 }
+
+/* MERGE: replaced by the kernel side's region-hold request (branch kdrain). */
+int rpm_genl_hold(struct rpm_genl *g, uint32_t id)
+{
+	(void)g;
+	(void)id;
+	return -EOPNOTSUPP;
+}

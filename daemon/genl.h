@@ -106,6 +106,8 @@ int rpm_genl_compact(struct rpm_genl *g, uint32_t id, uint32_t mode,
 int rpm_genl_park(struct rpm_genl *g, uint32_t id, bool compact_first,
 		  uint32_t mode, uint64_t budget, struct rpm_compact_result *res);
 int rpm_genl_unpark(struct rpm_genl *g, uint32_t id);
+/* region-hold: no allocation from the region until it is parked or let go. */
+int rpm_genl_hold(struct rpm_genl *g, uint32_t id);
 
 /*
  * Reads every pending event (non-blocking) and calls @cb for each.  Returns

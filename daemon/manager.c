@@ -58,15 +58,40 @@ static void report(struct manager *m, const char *fmt, ...)
 	}
 }
 
+/*
+ * Regions are kept sorted by id (manager_dump() sorts the kernel's dump),
+ * and ids are usually dense, so the lookup is O(1) or a binary search:
+ * hosts with tens of thousands of regions call this per action and event.
+ */
 static struct rpm_region *find_region(struct manager *m, uint32_t id)
 {
-	for (size_t i = 0; i < m->n_regions; i++)
-		if (m->regions[i].id == id)
-			return &m->regions[i];
+	size_t lo = 0, hi = m->n_regions;
+
+	if (id < m->n_regions && m->regions[id].id == id)
+		return &m->regions[id];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->regions[mid].id == id)
+			return &m->regions[mid];
+		if (m->regions[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 
+static int region_id_cmp(const void *a, const void *b)
+{
+	const struct rpm_region *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static int note_error(struct manager *m, int r);
+static uint64_t next_pass_usec(struct manager *m);
+static void wake_pass(struct manager *m, uint64_t after_usec);
 
 static void note(struct manager *m, enum manager_note what, uint32_t id, uint32_t arg)
 {
@@ -90,8 +115,10 @@ static void merge_kernel_view(struct manager *m, struct rpm_region *dst,
 	dst->parked_pages = src->parked_pages;
 	if (src->detail.valid)
 		dst->detail = src->detail;
-	dst->ours = src->state == RPM_REGION_PARKED &&
+	dst->ours = (src->state == RPM_REGION_PARKED || src->state == RPM_REGION_HELD) &&
 		    src->owner_portid == rpm_genl_portid(m->genl);
+	if (!(dst->ours && src->state == RPM_REGION_HELD))
+		dst->hold_since = 0;
 }
 
 /* ---- observing ------------------------------------------------------------ */
@@ -131,6 +158,7 @@ static int manager_dump(struct manager *m)
 			    *rpm_genl_extack(m->genl) ? ": " : "", rpm_genl_extack(m->genl));
 		return r;
 	}
+	qsort(d.v, d.n, sizeof(*d.v), region_id_cmp);
 	for (size_t i = 0; i < d.n; i++) {
 		struct rpm_region fresh = d.v[i], *old = find_region(m, fresh.id);
 
@@ -493,23 +521,56 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
 		    usec_t_ now)
 {
+	struct rpm_compact_result res;
+	uint32_t mode = a->mode;
 	int r;
 
 	if (m->dry_run) {
-		report(m, "region %u: would park: %s", reg->id, a->reason ? a->reason : "");
+		report(m, "region %u: would park%s: %s", reg->id,
+		       a->compact_first ? " after compacting" : "", a->reason ? a->reason : "");
 		return;
 	}
-	r = rpm_genl_park(m->genl, reg->id, false, 0, 0, NULL);
+	if (a->compact_first && mode != RPM_COMPACT_MIGRATE && m->config.n_protected &&
+	    region_has_protected_file(m, reg)) {
+		log_info("region %u holds page cache of a protected cgroup: migrate, never drop",
+			 reg->id);
+		mode = RPM_COMPACT_MIGRATE;
+		m->protected_forced++;
+	}
+	memset(&res, 0, sizeof(res));
+	r = rpm_genl_park(m->genl, reg->id, a->compact_first, mode, a->budget, &res);
+	if (a->compact_first) {
+		/* The compaction ran even if the park then failed. */
+		m->compacts++;
+		m->migrated += res.migrated;
+		m->dropped += res.dropped;
+		m->failed += res.failed;
+		policy_note_compact(&m->pstate, reg, now, res.migrated, res.dropped, res.failed,
+				    r < 0 && !(res.migrated + res.dropped) ? r : 0);
+		policy_note_obstacle(&m->config.policy, reg, now, res.obstacle,
+				     res.migrated + res.dropped);
+		if (res.migrated + res.dropped)
+			m->progress = true;
+	}
 	if (r < 0) {
-		log_info("region %u: park refused: %s%s%s", reg->id, strerror(-r),
+		log_info("region %u: park%s refused: %s%s%s", reg->id,
+			 a->compact_first ? " with compaction" : "", strerror(-r),
 			 extack_sep(m), rpm_genl_extack(m->genl));
 		m->errors++;
 		reg->last_action = "park refused";
 		m->last_error = r;
 		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
-		refresh_region(m, reg, false);
+		/* Full of what the region holds now: plan the next call from it. */
+		refresh_region(m, reg, a->compact_first);
+		if (r == -EPERM || r == -ENOSPC)
+			policy_note_obstacle(&m->config.policy, reg, now, 1, 0);
 		return;
 	}
+	if (a->compact_first)
+		report(m, "region %u: emptied (mode %s, budget %" PRIu64 "): migrated %" PRIu64
+		       " dropped %" PRIu64 " failed %" PRIu64 ", %.1f ms", reg->id,
+		       rpm_compact_mode_name(mode), a->budget, res.migrated, res.dropped,
+		       res.failed, res.elapsed_ns / 1e6);
 	m->parks++;
 	m->progress = true;
 	refresh_region(m, reg, false);
@@ -522,8 +583,65 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 	note(m, MANAGER_NOTE_PARKED, reg->id, 0);
 }
 
+/* The kernel's hold timeout (regionpm.hold_timeout_ms); 0 without holds. */
+static usec_t_ read_hold_timeout(struct manager *m)
+{
+	char path[4096], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/sys/module/regionpm/parameters/hold_timeout_ms", m->root);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return (usec_t_)strtoull(buf, NULL, 10) * 1000;
+}
+
+static void do_hold(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
+		    usec_t_ now)
+{
+	bool renew = reg->state == RPM_REGION_HELD && reg->ours;
+	int r;
+
+	if (m->dry_run) {
+		report(m, "region %u: would hold: %s", reg->id, a->reason ? a->reason : "");
+		return;
+	}
+	r = rpm_genl_hold(m->genl, reg->id);
+	if (r == -EOPNOTSUPP || r == -ENOENT) {
+		/* an older kernel: work without holds */
+		log_info("the kernel cannot hold regions (%s): working without", strerror(-r));
+		m->hold_supported = false;
+		return;
+	}
+	if (r < 0) {
+		log_info("region %u: hold refused: %s%s%s", reg->id, strerror(-r), extack_sep(m),
+			 rpm_genl_extack(m->genl));
+		m->errors++;
+		reg->last_action = "hold refused";
+		refresh_region(m, reg, false);
+		if (r == -ENOSPC || r == -EPERM)
+			policy_note_obstacle(&m->config.policy, reg, now, 1, 0);
+		return;
+	}
+	refresh_region(m, reg, false);
+	reg->ours = true;
+	reg->state = RPM_REGION_HELD;
+	reg->hold_since = now;
+	reg->last_action = "held";
+	if (!renew)
+		report(m, "region %u: held (%" PRIu64 " free pages out of use): %s", reg->id,
+		       reg->free_pages, a->reason ? a->reason : "");
+}
+
 static int unpark(struct manager *m, struct rpm_region *reg, const char *why)
 {
+	bool held = reg->state == RPM_REGION_HELD;
 	int r;
 
 	if (m->dry_run) {
@@ -539,12 +657,18 @@ static int unpark(struct manager *m, struct rpm_region *reg, const char *why)
 		refresh_region(m, reg, false);
 		return r;
 	}
-	m->unparks++;
 	reg->ours = false;
 	reg->state = RPM_REGION_ACTIVE;
-	policy_note_released(&m->pstate, reg, now_usec(), REGIONPM_RELEASE_REASON_UNPARK);
-	reg->last_action = "unparked";
-	report(m, "region %u: unparked: %s", reg->id, why);
+	reg->hold_since = 0;
+	if (held) {
+		reg->last_action = "hold ended";
+		report(m, "region %u: hold ended: %s", reg->id, why);
+	} else {
+		m->unparks++;
+		policy_note_released(&m->pstate, reg, now_usec(), REGIONPM_RELEASE_REASON_UNPARK);
+		reg->last_action = "unparked";
+		report(m, "region %u: unparked: %s", reg->id, why);
+	}
 	refresh_region(m, reg, false);
 	return 0;
 }
@@ -555,17 +679,18 @@ static void execute(struct manager *m, const struct rpm_action *a, usec_t_ now)
 	int r;
 
 	static const char *const kinds[] = { "none", "enable-bias", "scan", "sample-idle",
-					     "compact", "park", "unpark" };
+					     "compact", "park", "unpark", "hold" };
 
 	log_debug("  %s region %u (mode %s, budget %" PRIu64 "): %s",
-		  (unsigned)a->kind < 7 ? kinds[a->kind] : "?", a->region,
+		  (unsigned)a->kind < 8 ? kinds[a->kind] : "?", a->region,
 		  rpm_compact_mode_name(a->mode), a->budget, a->reason ? a->reason : "");
 	if (a->kind != RPM_ACT_ENABLE_BIAS && a->kind != RPM_ACT_NONE && !reg) {
 		log_debug("action %d for unknown region %u ignored", a->kind, a->region);
 		return;
 	}
 	if (m->paused && (a->kind == RPM_ACT_COMPACT || a->kind == RPM_ACT_PARK ||
-			  a->kind == RPM_ACT_SCAN || a->kind == RPM_ACT_SAMPLE_IDLE))
+			  a->kind == RPM_ACT_SCAN || a->kind == RPM_ACT_SAMPLE_IDLE ||
+			  a->kind == RPM_ACT_HOLD))
 		return;		/* Pause(): releases only */
 	switch (a->kind) {
 	case RPM_ACT_NONE:
@@ -584,8 +709,10 @@ static void execute(struct manager *m, const struct rpm_action *a, usec_t_ now)
 		report(m, "allocation bias enabled");
 		break;
 	case RPM_ACT_SCAN:
-		if (refresh_region(m, reg, true) == 0)
+		if (refresh_region(m, reg, true) == 0) {
+			policy_note_scan(reg);
 			m->progress = true;
+		}
 		break;
 	case RPM_ACT_SAMPLE_IDLE:
 		start_sample(m, reg);
@@ -599,6 +726,9 @@ static void execute(struct manager *m, const struct rpm_action *a, usec_t_ now)
 	case RPM_ACT_UNPARK:
 		unpark(m, reg, a->reason ? a->reason : "policy");
 		break;
+	case RPM_ACT_HOLD:
+		do_hold(m, reg, a, now);
+		break;
 	}
 }
 
@@ -611,11 +741,13 @@ void manager_status(const struct manager *m, char *buf, size_t len)
 
 		ours += r->ours;
 		parked += r->state == RPM_REGION_PARKED;
-		empty += r->state == RPM_REGION_ACTIVE && r->managed_pages &&
-			 r->free_pages == r->managed_pages;
+		empty += (r->state == RPM_REGION_ACTIVE || r->state == RPM_REGION_HELD) &&
+			 r->managed_pages && r->free_pages >= r->managed_pages;
 	}
-	snprintf(buf, len, "%zu regions, %u parked (%u by us), %u empty; migrated %" PRIu64
-		 ", dropped %" PRIu64 " pages%s", m->n_regions, parked, ours, empty,
+	snprintf(buf, len, "%zu regions, %u parked (%u by us), %u empty; keep set %u, %u to empty%s; "
+		 "migrated %" PRIu64 ", dropped %" PRIu64 " pages%s", m->n_regions, parked, ours,
+		 empty, m->pstate.plan.keep, m->pstate.plan.targets,
+		 m->pstate.plan.converged ? " (converged)" : "",
 		 m->migrated, m->dropped, m->dry_run ? " (dry run)" : "");
 }
 
@@ -672,6 +804,7 @@ int manager_pass(struct manager *m)
 	struct rpm_action acts[MAX_ACTIONS];
 	struct rpm_system sys = { .page_size = m->page_size };
 	struct rpm_kernel_info info;
+	struct rpm_vmstat vm;
 	char status[256];
 	size_t n;
 	int r;
@@ -690,6 +823,17 @@ int manager_pass(struct manager *m)
 	if (r < 0)
 		return rpm_log_errno(LOG_WARNING, r, "reading meminfo");
 	psi_read_avg10(m->root, &sys.psi_some_avg10, &sys.psi_full_avg10);
+	if (procfs_read_vmstat(m->root, &vm) == 0) {
+		sys.vmstat_valid = true;
+		sys.file_pages = vm.nr_file_pages;
+		sys.refault_file = vm.workingset_refault_file;
+		sys.pgsteal = vm.pgsteal_kswapd + vm.pgsteal_direct;
+		sys.pgscan_kswapd = vm.pgscan_kswapd;
+	}
+	if (m->hold_supported) {
+		sys.hold_timeout = read_hold_timeout(m);
+		sys.can_hold = sys.hold_timeout > 0;
+	}
 	sys.psi_event = m->psi_event;
 	m->psi_event = false;
 	if (m->info.bias)
@@ -702,6 +846,7 @@ int manager_pass(struct manager *m)
 		  sys.psi_some_avg10 / 100, sys.psi_some_avg10 % 100, n);
 	for (size_t i = 0; i < n && !m->exiting; i++)
 		execute(m, &acts[i], sys.now);
+	m->idle_passes = n ? 0 : m->idle_passes + 1;
 
 	manager_status(m, status, sizeof(status));
 	sd_notifyf(false, "STATUS=%s", status);
@@ -727,6 +872,8 @@ static void on_event(const struct rpm_event *ev, void *userdata)
 		refresh_region(m, reg, false);
 		if (reg->last_vacated)
 			policy_note_refill(&m->config.policy, &m->pstate, reg, now_usec());
+		/* An empty region fills: the plan may change. */
+		wake_pass(m, 1000000);
 		break;
 	case RPM_EVENT_RELEASE:
 		note(m, MANAGER_NOTE_RELEASED, ev->id, ev->reason);
@@ -744,7 +891,9 @@ static void on_event(const struct rpm_event *ev, void *userdata)
 			log_notice("region %u: released by the kernel (%s, %" PRIu64 " pages)",
 				   ev->id, rpm_release_reason_name(ev->reason), ev->pages);
 		}
+		reg->hold_since = 0;
 		refresh_region(m, reg, false);
+		wake_pass(m, 0);
 		break;
 	case RPM_EVENT_COMPACT:
 		log_debug("region %u: compaction: migrated %" PRIu64 " dropped %" PRIu64, ev->id,
@@ -780,15 +929,51 @@ static int on_pass_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	(void)usec;
 	m->progress = false;
 	manager_pass(m);
-	/*
-	 * While work goes on (a compaction moved pages, a region was parked or
-	 * scanned), decide again after a second instead of IntervalSec=: the
-	 * policy's token bucket, not the timer, paces the work.  Idle passes
-	 * run every IntervalSec=.
-	 */
-	sd_event_source_set_time_relative(s, m->progress && m->config.interval_sec > 1 ?
-					  1000000 : (uint64_t)m->config.interval_sec * 1000000);
+	sd_event_source_set_time_relative(s, next_pass_usec(m));
 	return 0;
+}
+
+/*
+ * While work goes on (a compaction moved pages, a region was parked or
+ * scanned), decide again after a second: the policy's token bucket, not
+ * the timer, paces the work.  A pass without any action waits
+ * IntervalSec=; once the plan is reached, each idle pass doubles the wait
+ * up to IdleIntervalSec=: a converged daemon wakes for events
+ * (first allocations, releases, PSI triggers) and rarely otherwise.
+ */
+static uint64_t next_pass_usec(struct manager *m)
+{
+	uint64_t base = (uint64_t)m->config.interval_sec * 1000000, max, t;
+	unsigned shift;
+
+	if (m->progress && m->config.interval_sec > 1)
+		return 1000000;
+	if (!m->pstate.plan.converged || !m->idle_passes)
+		return base;
+	max = (uint64_t)m->config.idle_interval_sec * 1000000;
+	if (max < base)
+		return base;
+	shift = m->idle_passes < 16 ? m->idle_passes : 16;
+	t = base << shift;
+	return t < max ? t : max;
+}
+
+/* Something changed that the plan must see: decide again soon. */
+static void wake_pass(struct manager *m, uint64_t after_usec)
+{
+	uint64_t next;
+
+	m->idle_passes = 0;
+	if (m->once || !m->pass_timer || m->exiting)
+		return;
+	if (sd_event_source_get_time(m->pass_timer, &next) >= 0) {
+		uint64_t now;
+
+		if (sd_event_now(m->event, CLOCK_MONOTONIC, &now) >= 0 && next <= now + after_usec)
+			return;	/* due sooner anyway */
+	}
+	sd_event_source_set_time_relative(m->pass_timer, after_usec);
+	sd_event_source_set_enabled(m->pass_timer, SD_EVENT_ON);
 }
 
 static void on_psi(struct psi_monitor *p, void *userdata)
@@ -943,6 +1128,7 @@ int manager_start(struct manager *m)
 	r = manager_dump(m);
 	if (r < 0)
 		return r;
+	m->hold_supported = read_hold_timeout(m) > 0;
 	log_debug("regionpm: %u regions of %" PRIu64 " MiB, %zu with memory, bias %s, netlink port %u",
 		  m->info.region_count, m->info.region_size >> 20, m->n_regions,
 		  m->info.bias ? "on" : "off", rpm_genl_portid(m->genl));

@@ -64,6 +64,8 @@ struct manager {
 	usec_t_ started;
 	bool need_dump;
 	bool progress;			/* the last pass changed something */
+	unsigned idle_passes;		/* passes in a row without an action */
+	bool hold_supported;		/* the kernel knows region-hold */
 	bool exiting;
 	unsigned passes;
 	uint64_t scans;			/* page scans asked for over D-Bus */

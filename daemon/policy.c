@@ -2,21 +2,31 @@
 /*
  * The regionpmd policy engine: pure decisions, no I/O, no globals, no malloc.
  *
- * One pass, in this order:
+ * One pass plans, then acts:
  *   1. ENABLE_BIAS once, if configured.
  *   2. Pressure (PSI above a limit, a PSI trigger, a parked region taken
  *      back by the kernel) or MemAvailable below the headroom: pause all
- *      work for PressureBackoffSec= and UNPARK (ours first, most recently
- *      parked first) until the headroom is restored, at least one region
- *      when PSI says memory is contended.  Nothing else happens in such a
- *      pass: we never park or compact into pressure.
- *   3. PARK every empty active region, highest first, while MemAvailable
- *      minus the region stays above the headroom.
- *   4. Vacate: walk the candidates cheapest first (cost in pages rounded to
- *      a power of two, so that similar costs tie), highest region first
- *      among equals.  A candidate without fresh detail gets a SCAN, one
- *      whose page cache might be idle gets a SAMPLE_IDLE, the others a
- *      COMPACT paid from a token bucket.
+ *      work for PressureBackoffSec= and give memory back (our holds, then
+ *      our parked regions, most recently parked first) until the headroom
+ *      is restored.  Reclaim that evicts useful cache (file refaults or
+ *      kswapd steals above ReclaimUnparkPagesPerSec=) gives one region
+ *      back and pauses too.  Nothing else happens in such a pass.
+ *   3. Plan the keep set: the fewest regions that hold every page in use
+ *      plus the free memory the headroom needs (MemAvailable counts
+ *      reclaimable cache, so only the part of the headroom it does not
+ *      cover must be free) plus room for cache evicted lately.  Regions
+ *      that cannot be emptied now are kept first, then the ones dearest
+ *      to empty (most pages to migrate); the threshold is found with a
+ *      cost histogram, so the plan is O(regions) without sorting.  Every
+ *      other region with pages is a target; empty ones are spare.  When
+ *      even all active regions are too few, parked ones come back.
+ *   4. Act on the plan: PARK spare regions (highest first) while
+ *      MemAvailable stays above headroom + hysteresis; HOLD targets
+ *      (kernel permitting) so that nothing, migrations included, lands
+ *      in them; then work on the cheapest targets (top-k): SCAN where the
+ *      breakdown is stale, COMPACT paid from a token bucket, and the
+ *      last call of a region is a PARK that compacts first, so an emptied
+ *      region is never refilled before it is parked.
  */
 #include <errno.h>
 #include <string.h>
@@ -51,6 +61,9 @@ void policy_config_defaults(struct rpm_policy_config *cfg)
 		.migrate_cost_uj_per_page = RPM_DEF_MIGRATE_COST_UJ,
 		.region_saving_mw = RPM_DEF_REGION_SAVING_MW,
 		.payback_sec = RPM_DEF_PAYBACK_SEC,
+		.hysteresis_percent = RPM_DEF_HYSTERESIS_PERCENT,
+		.reclaim_unpark_pages_per_sec = RPM_DEF_RECLAIM_UNPARK_PPS,
+		.cache_history_sec = RPM_DEF_CACHE_HISTORY_SEC,
 	};
 }
 
@@ -121,23 +134,26 @@ static struct rpm_region_budget *budget_get(struct rpm_policy_state *st,
 
 /* ---- pressure and memory ---------------------------------------------- */
 
+static uint64_t pct_of(uint64_t total, unsigned pct)
+{
+	return total / 100 * pct + total % 100 * pct / 100;
+}
+
 /*
  * The headroom is a share of all memory, parked regions included: parking
  * lowers MemTotal, and a share of the shrinking MemTotal let each park
  * shrink the headroom for the next one (an idle 2 GiB guest ended up
  * with 13 of 16 regions parked and ~150 MiB available).
  */
-static uint64_t headroom_pages(const struct rpm_policy_config *cfg,
-			       const struct rpm_system *sys,
-			       const struct rpm_region *regions, size_t n)
+static uint64_t all_memory(const struct rpm_system *sys,
+			   const struct rpm_region *regions, size_t n)
 {
 	uint64_t total = sys->mem_total_pages;
 
 	for (size_t i = 0; i < n; i++)
 		if (regions[i].state == RPM_REGION_PARKED)
 			total += regions[i].parked_pages;
-	return total / 100 * cfg->headroom_percent +
-	       total % 100 * cfg->headroom_percent / 100;
+	return total;
 }
 
 static bool psi_over_limit(const struct rpm_policy_config *cfg,
@@ -163,9 +179,11 @@ struct pass {
 	size_t n_regions;
 	struct rpm_action *out;
 	size_t max_actions, n;
-	uint64_t headroom;
+	uint64_t headroom;	/* unpark below this MemAvailable */
+	uint64_t park_limit;	/* park or hold only above this */
 	uint64_t avail;		/* MemAvailable as it will be after our actions */
 	uint64_t absorb;	/* pages the rest of memory can still take in */
+	uint64_t region_pages;	/* the largest region's managed + parked pages */
 	unsigned prep;		/* SCAN and SAMPLE_IDLE actions so far */
 };
 
@@ -181,16 +199,26 @@ static bool emit(struct pass *p, enum rpm_action_kind kind, uint32_t region,
 	return true;
 }
 
-/* ---- unparking -------------------------------------------------------- */
+static bool held_by_us(const struct rpm_region *r)
+{
+	return r->state == RPM_REGION_HELD && r->ours;
+}
+
+/* ---- giving memory back --------------------------------------------------- */
 
 /*
- * Order of giving memory back: our own regions before those parked by
- * someone else (a tool may have a reason we do not know), the most recently
- * parked first (LIFO undoes the last, least proven decision), then the
- * highest id.  Returns true if a is to be unparked before b.
+ * Order of giving memory back: our holds first (they hold no data and
+ * cost nothing to end), then our parked regions before those parked by
+ * someone else (a tool may have a reason we do not know), the most
+ * recently parked first (LIFO undoes the last, least proven decision),
+ * then the highest id.  Returns true if a is to be given back before b.
  */
 static bool unpark_before(const struct rpm_region *a, const struct rpm_region *b)
 {
+	bool ha = held_by_us(a), hb = held_by_us(b);
+
+	if (ha != hb)
+		return ha;
 	if (a->ours != b->ours)
 		return a->ours;
 	if (a->last_vacated != b->last_vacated)
@@ -198,19 +226,37 @@ static bool unpark_before(const struct rpm_region *a, const struct rpm_region *b
 	return a->id > b->id;
 }
 
-static void unpark(struct pass *p, uint64_t need, bool at_least_one)
+static bool releasable(const struct rpm_region *r)
+{
+	return r->state == RPM_REGION_PARKED || held_by_us(r);
+}
+
+/* What giving r back adds to MemAvailable. */
+static uint64_t release_gain(const struct rpm_region *r)
+{
+	if (r->state == RPM_REGION_HELD)
+		return r->free_pages;
+	return r->parked_pages ? r->parked_pages : r->spanned_pages;
+}
+
+/*
+ * Give back until @need pages are back (at least one region when
+ * @at_least_one).  Each round takes the next region in unpark_before()
+ * order: O(regions) per region given back, and pressure gives back few.
+ */
+static void unpark(struct pass *p, uint64_t need, bool at_least_one,
+		   const char *why)
 {
 	const struct rpm_region *prev = NULL;
 	uint64_t got = 0;
 
-	/* Selection without sorting: each round takes the next in order. */
 	while (got < need || (at_least_one && !prev)) {
 		struct rpm_region *best = NULL;
 
 		for (size_t i = 0; i < p->n_regions; i++) {
 			struct rpm_region *r = &p->regions[i];
 
-			if (r->state != RPM_REGION_PARKED)
+			if (!releasable(r))
 				continue;
 			if (prev && !unpark_before(prev, r))
 				continue;
@@ -219,15 +265,86 @@ static void unpark(struct pass *p, uint64_t need, bool at_least_one)
 		}
 		if (!best)
 			return;
-		if (!emit(p, RPM_ACT_UNPARK, best->id, 0, 0,
-			  need ? "memory below headroom" : "memory pressure"))
+		if (!emit(p, RPM_ACT_UNPARK, best->id, 0, 0, why))
 			return;
 		/* Do not vacate it again before the pressure is long gone. */
-		best->backoff_until = p->sys->now +
-			sec_to_usec(p->cfg->pingpong_backoff_sec);
-		got += best->parked_pages ? best->parked_pages : best->spanned_pages;
+		if (best->state == RPM_REGION_PARKED)
+			best->backoff_until = p->sys->now +
+				sec_to_usec(p->cfg->pingpong_backoff_sec);
+		got += release_gain(best);
 		prev = best;
 	}
+}
+
+/* ---- cache and reclaim ------------------------------------------------ */
+
+/*
+ * The page cache's high-water mark within CacheHistorySec=, and how much
+ * of it reclaim or our drops evicted since: room for that much is kept,
+ * so cache pushed out by parking can come back without a fight.  Cache
+ * that went away because its files were deleted is not counted (no
+ * reclaim evicted it).
+ */
+static uint64_t cache_reserve(struct pass *p)
+{
+	struct rpm_policy_state *st = p->st;
+	const struct rpm_system *sys = p->sys;
+	usec_t_ window = sec_to_usec(p->cfg->cache_history_sec);
+
+	if (!sys->vmstat_valid || !window)
+		return 0;
+	if (sys->file_pages >= st->cache_peak ||
+	    sys->now - st->cache_peak_when > window) {
+		st->cache_peak = sys->file_pages;
+		st->cache_peak_when = sys->now;
+		st->cache_evicted = 0;
+		return 0;
+	}
+	return st->cache_evicted < st->cache_peak - sys->file_pages ?
+	       st->cache_evicted : st->cache_peak - sys->file_pages;
+}
+
+/*
+ * Update the reclaim rates from the vmstat counters.  Returns true when
+ * reclaim evicts useful memory faster than ReclaimUnparkPagesPerSec=
+ * while we hold memory back: then a region comes back.
+ */
+static bool reclaim_wants_memory(struct pass *p)
+{
+	struct rpm_policy_state *st = p->st;
+	const struct rpm_system *sys = p->sys;
+	uint64_t refaults, steals, dropped, limit;
+	bool ours = false, want;
+	double dt;
+
+	if (!sys->vmstat_valid)
+		return false;
+	if (!st->vm_prev_valid || sys->now <= st->vm_prev_when ||
+	    sys->refault_file < st->vm_prev_refault || sys->pgsteal < st->vm_prev_steal) {
+		st->vm_prev_valid = true;
+		st->vm_prev_when = sys->now;
+		st->vm_prev_refault = sys->refault_file;
+		st->vm_prev_steal = sys->pgsteal;
+		st->vm_prev_dropped = st->total_dropped;
+		return false;
+	}
+	refaults = sys->refault_file - st->vm_prev_refault;
+	steals = sys->pgsteal - st->vm_prev_steal;
+	dropped = st->total_dropped - st->vm_prev_dropped;
+	dt = (double)(sys->now - st->vm_prev_when) / USEC_PER_SEC;
+	st->vm_prev_when = sys->now;
+	st->vm_prev_refault = sys->refault_file;
+	st->vm_prev_steal = sys->pgsteal;
+	st->vm_prev_dropped = st->total_dropped;
+	st->cache_evicted += steals + dropped;
+
+	limit = p->cfg->reclaim_unpark_pages_per_sec;
+	if (!limit)
+		return false;
+	for (size_t i = 0; i < p->n_regions && !ours; i++)
+		ours = p->regions[i].ours;
+	want = (double)refaults > (double)limit * dt || (double)steals > (double)limit * dt;
+	return ours && want;
 }
 
 /* ---- parking ---------------------------------------------------------- */
@@ -242,8 +359,8 @@ static void observe_vacated(struct pass *p)
 	for (size_t i = 0; i < p->n_regions; i++) {
 		struct rpm_region *r = &p->regions[i];
 
-		if (r->state != RPM_REGION_ACTIVE || !r->managed_pages ||
-		    r->free_pages < r->managed_pages)
+		if ((r->state != RPM_REGION_ACTIVE && !held_by_us(r)) ||
+		    !r->managed_pages || r->free_pages < r->managed_pages)
 			continue;
 		if (!r->pages_migrated && !r->pages_dropped)
 			continue;
@@ -254,36 +371,23 @@ static void observe_vacated(struct pass *p)
 	}
 }
 
-static void park_empty(struct pass *p)
-{
-	/* Highest first: the bias keeps high regions empty the longest. */
-	for (size_t k = p->n_regions; k-- > 0;) {
-		struct rpm_region *r = &p->regions[k];
+/* ---- the plan ----------------------------------------------------------- */
 
-		if (r->state != RPM_REGION_ACTIVE || !r->managed_pages ||
-		    r->free_pages < r->managed_pages)
-			continue;
-		if (p->sys->now < r->backoff_until)
-			continue;
-		/* Parking takes all of the region's free pages away. */
-		if (p->avail < r->managed_pages ||
-		    p->avail - r->managed_pages < p->headroom)
-			continue;
-		if (!emit(p, RPM_ACT_PARK, r->id, 0, 0, "region is empty"))
-			return;
-		p->avail -= r->managed_pages;
-	}
-}
-
-/* ---- vacating --------------------------------------------------------- */
+enum klass {
+	K_SKIP,		/* not ours to plan: parked, busy, held by others, no memory */
+	K_PINNED,	/* cannot be emptied now: kept */
+	K_EMPTY,
+	K_MOVABLE,
+};
 
 struct plan {
+	enum klass klass;
 	bool need_scan;
-	bool need_sample;
 	enum rpm_compact_mode mode;
 	uint64_t used;		/* pages in use */
 	uint64_t migrate;	/* of which would be migrated */
-	uint64_t cost;		/* sort key: estimated work, pages */
+	uint64_t drop;		/* of which would be dropped */
+	uint64_t cost;		/* estimated work, pages (drops count 1/8) */
 };
 
 static bool detail_fresh(const struct rpm_region *r, usec_t_ now)
@@ -299,30 +403,48 @@ static bool idle_fresh(const struct rpm_policy_config *cfg,
 	       now - r->idle_when <= sec_to_usec(cfg->min_idle_age_sec);
 }
 
+/* The region has ISA DMA memory, which the kernel never parks. */
+static bool region_dma(const struct rpm_region *r)
+{
+	const char *z = r->zones;
+
+	while (*z) {
+		if (z[0] == 'D' && z[1] == 'M' && z[2] == 'A' && (z[3] == ',' || !z[3]))
+			return true;
+		while (*z && *z != ',')
+			z++;
+		if (*z)
+			z++;
+	}
+	return false;
+}
+
 /*
- * DROP when all clean page cache of the region is idle and nothing else is
- * in it, BOTH when idle cache sits with anon/shmem/dirty pages, MIGRATE when
- * the cache is hot (or its idleness unknown): hot cache would only be read
- * back in from disk, which costs more than moving it.
+ * Mode and cost.  Hot pages are always migrated, never left behind; page
+ * cache is dropped only where the idle sampler found it idle (clean and
+ * unused for MinIdleAgeSec=), because cache that is read again costs a
+ * disk read, more than moving it.  In mode BOTH the kernel drops only
+ * clean, unmapped, inactive cache and migrates the rest, so a region is
+ * emptied either way.
  */
 static void plan_mode(const struct rpm_policy_config *cfg,
 		      const struct rpm_region *r, usec_t_ now, struct plan *pl)
 {
 	const struct rpm_region_detail *d = &r->detail;
-	uint64_t droppable = d->file_clean;
+	uint64_t droppable = 0;
 
 	pl->mode = RPM_COMPACT_MIGRATE;
-	pl->migrate = pl->used;
-	if (!cfg->drop_cache || !droppable)
-		return;
-	if (!idle_fresh(cfg, r, now)) {
-		/* Judge it as if the cache were idle: sampling will tell. */
-		pl->need_sample = true;
-	} else if (r->idle_file_pages < droppable) {
-		return;
+	if (cfg->drop_cache && d->valid && d->file_clean && idle_fresh(cfg, r, now)) {
+		droppable = r->idle_file_pages < d->file_clean ?
+			    r->idle_file_pages : d->file_clean;
+		if (droppable)
+			pl->mode = RPM_COMPACT_BOTH;
 	}
-	pl->migrate = pl->used > droppable ? pl->used - droppable : 0;
-	pl->mode = pl->migrate ? RPM_COMPACT_BOTH : RPM_COMPACT_DROP;
+	if (droppable > pl->used)
+		droppable = pl->used;
+	pl->drop = droppable;
+	pl->migrate = pl->used - droppable;
+	pl->cost = pl->migrate + pl->drop / 8;
 }
 
 /* Energy of the migrations against what parking saves within PaybackSec=. */
@@ -334,57 +456,274 @@ static bool worth_it(const struct rpm_policy_config *cfg, uint64_t migrate)
 	return cost_uj <= saving_uj;
 }
 
-static unsigned ilog2_u64(uint64_t v)
+/* A pinned region's breakdown is refreshed ever less often. */
+static bool rescan_due(const struct rpm_region *r, usec_t_ now)
 {
-	return v ? 63 - __builtin_clzll(v) : 0;
+	unsigned shift = r->pinned_scans < RPM_POLICY_MAX_RESCAN_SHIFT ?
+			 r->pinned_scans : RPM_POLICY_MAX_RESCAN_SHIFT;
+
+	return !r->detail.valid ||
+	       now - r->detail.when > sec_to_usec(RPM_POLICY_DETAIL_MAX_AGE_SEC) << shift;
 }
 
-/*
- * Whether r is a vacate candidate now, with what plan.  Everything that can
- * rule a region out is checked here, so that the walk over the candidates
- * only visits regions that lead to an action.
- */
-static bool candidate(const struct pass *p, const struct rpm_region *r,
-		      struct plan *pl)
+static void classify(const struct pass *p, const struct rpm_region *r,
+		     struct plan *pl)
 {
 	const struct rpm_policy_config *cfg = p->cfg;
 	usec_t_ now = p->sys->now;
 
 	memset(pl, 0, sizeof(*pl));
-	if (r->state != RPM_REGION_ACTIVE || !r->managed_pages)
-		return false;
-	pl->used = region_used_pages(r);
-	if (!pl->used || now < r->backoff_until)
-		return false;
+	pl->klass = K_SKIP;
+	if ((r->state != RPM_REGION_ACTIVE && !held_by_us(r)) || !r->managed_pages)
+		return;
+	pl->used = r->managed_pages > r->free_pages ?
+		   r->managed_pages - r->free_pages : 0;
+	pl->migrate = pl->cost = pl->used;
+	pl->klass = K_PINNED;
+	if (region_dma(r))
+		return;		/* never parked: it may as well hold pages */
+	if (!pl->used) {
+		pl->klass = K_EMPTY;
+		return;
+	}
+	if (now < r->backoff_until)
+		return;		/* stuck or ping-ponging: leave it be */
 	if (cfg->max_pages_to_vacate && pl->used > cfg->max_pages_to_vacate)
-		return false;
+		return;
+	if (region_has_unmovable(r))
+		return;
+	pl->klass = K_MOVABLE;
 	if (!detail_fresh(r, now)) {
 		pl->need_scan = true;
-		pl->migrate = pl->cost = pl->used;
-		return true;
+		return;
 	}
-	if (region_has_unmovable(r))
-		return false;
 	plan_mode(cfg, r, now, pl);
-	/* The pages that move must fit outside the region, above the headroom. */
-	if (pl->migrate > p->absorb)
-		return false;
 	if (!worth_it(cfg, pl->migrate))
-		return false;
-	/* Dropping is cheap but not free (refaults): count it at 1/8. */
-	pl->cost = pl->migrate + (pl->used - pl->migrate) / 8;
-	return true;
+		pl->klass = K_PINNED;
 }
 
-/* Sort key: cheapest power-of-two cost bucket first, then highest id. */
+static unsigned cost_bucket(const struct pass *p, uint64_t cost)
+{
+	uint64_t b = cost * RPM_POLICY_COST_BUCKETS / (p->region_pages + 1);
+
+	return b < RPM_POLICY_COST_BUCKETS ? (unsigned)b : RPM_POLICY_COST_BUCKETS - 1;
+}
+
+/*
+ * Plan the keep set and mark each region's role.  Returns the pages the
+ * active regions cannot hold (0 when they can): then parked memory must
+ * come back.
+ */
+static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
+{
+	uint64_t hist[RPM_POLICY_COST_BUCKETS] = { 0 };
+	struct rpm_plan_summary *sum = &p->st->plan;
+	uint64_t used = 0, drops = 0, cap = 0, need, free_need, reserve;
+	uint64_t reclaimable, all_active = 0, slack, need_low;
+	unsigned threshold = RPM_POLICY_COST_BUCKETS;	/* keep buckets above */
+	uint64_t in_threshold = 0;	/* capacity still to take from it */
+	struct plan pl;
+
+	memset(sum, 0, sizeof(*sum));
+	for (size_t i = 0; i < p->n_regions; i++) {
+		struct rpm_region *r = &p->regions[i];
+
+		classify(p, r, &pl);
+		r->role = r->state == RPM_REGION_PARKED ? RPM_ROLE_PARKED : RPM_ROLE_NONE;
+		sum->parked += r->state == RPM_REGION_PARKED;
+		if (pl.klass == K_SKIP)
+			continue;
+		all_active += r->managed_pages;
+		used += pl.used;
+		if (pl.klass == K_PINNED) {
+			cap += r->managed_pages;
+			r->role = RPM_ROLE_PINNED;
+			sum->pinned++;
+		} else if (pl.klass == K_MOVABLE) {
+			drops += pl.drop;
+			hist[cost_bucket(p, pl.cost)] += r->managed_pages;
+		}
+	}
+	/*
+	 * After the plan MemAvailable is the free memory of the keep set plus
+	 * what it can reclaim: only the part of the headroom that reclaimable
+	 * memory does not cover has to be free.
+	 */
+	reclaimable = p->sys->mem_available_pages > p->sys->mem_free_pages ?
+		      p->sys->mem_available_pages - p->sys->mem_free_pages : 0;
+	free_need = p->park_limit > reclaimable ? p->park_limit - reclaimable : 0;
+	slack = p->region_pages / 16;	/* allocations between two passes */
+	reserve = free_need;
+	if (reserve < cache_room)
+		reserve = cache_room;
+	if (reserve < slack)
+		reserve = slack;
+	used -= drops < used ? drops : used;
+	need = used + reserve;
+	sum->need_pages = need;
+	/*
+	 * Parked memory comes back only when even every active region is too
+	 * little with the lower (unpark) headroom: park and unpark thresholds
+	 * differ, so noise cannot park and unpark one region over and over.
+	 */
+	free_need = p->headroom > reclaimable ? p->headroom - reclaimable : 0;
+	reserve = free_need > cache_room ? free_need : cache_room;
+	need_low = used + (reserve > slack ? reserve : slack);
+	sum->cache_reserve = cache_room;
+
+	/* Dearest to empty first: find the bucket where the capacity suffices. */
+	if (cap < need) {
+		uint64_t acc = cap;
+
+		for (unsigned b = RPM_POLICY_COST_BUCKETS; b-- > 0;) {
+			if (acc + hist[b] >= need) {
+				threshold = b;
+				in_threshold = need - acc;
+				break;
+			}
+			acc += hist[b];
+			threshold = b;
+			in_threshold = hist[b];
+		}
+	}
+	for (size_t i = 0; i < p->n_regions; i++) {
+		struct rpm_region *r = &p->regions[i];
+		unsigned b;
+
+		classify(p, r, &pl);
+		if (pl.klass != K_MOVABLE)
+			continue;
+		b = cost_bucket(p, pl.cost);
+		/* Within the threshold bucket the lowest regions stay. */
+		if (b > threshold || (b == threshold && in_threshold)) {
+			r->role = RPM_ROLE_KEEP;
+			cap += r->managed_pages;
+			if (b == threshold)
+				in_threshold = in_threshold > r->managed_pages ?
+					       in_threshold - r->managed_pages : 0;
+			sum->keep++;
+		} else {
+			r->role = RPM_ROLE_TARGET;
+			sum->targets++;
+		}
+	}
+	/* Empty regions fill what the capacity still lacks, lowest first. */
+	for (size_t i = 0; i < p->n_regions; i++) {
+		struct rpm_region *r = &p->regions[i];
+
+		classify(p, r, &pl);
+		if (pl.klass != K_EMPTY)
+			continue;
+		if (cap < need) {
+			r->role = RPM_ROLE_KEEP;
+			cap += r->managed_pages;
+			sum->keep++;
+		} else {
+			r->role = RPM_ROLE_SPARE;
+			sum->spare++;
+		}
+	}
+	sum->keep += sum->pinned;
+	sum->keep_capacity = cap;
+	sum->shortfall = need_low > all_active ? need_low - all_active : 0;
+	return sum->shortfall;
+}
+
+/* ---- acting on the plan ------------------------------------------------- */
+
+/* Park spare regions, highest first: the bias keeps high regions empty longest. */
+static void park_spare(struct pass *p)
+{
+	for (size_t k = p->n_regions; k-- > 0;) {
+		struct rpm_region *r = &p->regions[k];
+		/* A held region's free pages are already out of MemAvailable. */
+		uint64_t cost = held_by_us(r) ? 0 : r->managed_pages;
+
+		if (r->role != RPM_ROLE_SPARE || p->sys->now < r->backoff_until)
+			continue;
+		if (p->avail < cost || p->avail - cost < p->park_limit)
+			continue;
+		if (!emit(p, RPM_ACT_PARK, r->id, 0, 0, "region is empty"))
+			return;
+		p->avail -= cost;
+	}
+}
+
+/*
+ * Hold every target we may: its free pages leave the allocator, so that
+ * migrations out of other targets and new allocations land in the keep
+ * set, once.  A hold that has lived a third of the kernel's timeout is
+ * renewed; a hold on a region the plan now keeps ends.
+ */
+static void hold_targets(struct pass *p)
+{
+	usec_t_ renew = p->sys->hold_timeout / 3;
+
+	for (size_t k = p->n_regions; k-- > 0;) {
+		struct rpm_region *r = &p->regions[k];
+
+		if (held_by_us(r) && r->role != RPM_ROLE_TARGET && r->role != RPM_ROLE_SPARE) {
+			if (!emit(p, RPM_ACT_UNPARK, r->id, 0, 0, "kept after all: hold ends"))
+				return;
+			p->avail += r->free_pages;
+			continue;
+		}
+		if (r->role != RPM_ROLE_TARGET || !p->sys->can_hold)
+			continue;
+		if (held_by_us(r)) {
+			if (renew && p->sys->now - r->hold_since >= renew &&
+			    !emit(p, RPM_ACT_HOLD, r->id, 0, 0, "renew the hold"))
+				return;
+			continue;
+		}
+		if (r->state != RPM_REGION_ACTIVE || p->sys->now < r->backoff_until)
+			continue;
+		if (p->avail < r->free_pages || p->avail - r->free_pages < p->park_limit)
+			continue;
+		if (!emit(p, RPM_ACT_HOLD, r->id, 0, 0, "to be emptied: no allocations"))
+			return;
+		p->avail -= r->free_pages;
+	}
+}
+
+/* Cheapest first, the highest region among equals. */
 static bool vacate_before(const struct rpm_region *a, const struct plan *pa,
 			  const struct rpm_region *b, const struct plan *pb)
 {
-	unsigned ca = ilog2_u64(pa->cost + 1), cb = ilog2_u64(pb->cost + 1);
-
-	if (ca != cb)
-		return ca < cb;
+	if (pa->cost != pb->cost)
+		return pa->cost < pb->cost;
 	return a->id > b->id;
+}
+
+struct pick {
+	struct rpm_region *r;
+	struct plan pl;
+};
+
+/* The RPM_POLICY_TOPK cheapest targets, in order; returns how many. */
+static size_t top_targets(struct pass *p, struct pick *top)
+{
+	size_t n = 0;
+	struct plan pl;
+
+	for (size_t i = 0; i < p->n_regions; i++) {
+		struct rpm_region *r = &p->regions[i];
+		size_t j;
+
+		if (r->role != RPM_ROLE_TARGET)
+			continue;
+		classify(p, r, &pl);
+		if (n == RPM_POLICY_TOPK &&
+		    !vacate_before(r, &pl, top[n - 1].r, &top[n - 1].pl))
+			continue;
+		j = n < RPM_POLICY_TOPK ? n++ : n - 1;
+		while (j > 0 && vacate_before(r, &pl, top[j - 1].r, &top[j - 1].pl)) {
+			top[j] = top[j - 1];
+			j--;
+		}
+		top[j] = (struct pick) { .r = r, .pl = pl };
+	}
+	return n;
 }
 
 /* Returns false when the token bucket cannot pay for any call now. */
@@ -393,7 +732,8 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 	struct rpm_policy_state *st = p->st;
 	uint64_t cap = p->cfg->budget_pages_per_region;
 	struct rpm_region_budget *b;
-	uint64_t budget, tokens;
+	uint64_t budget, tokens, avail_cost;
+	bool park;
 
 	if (r->spanned_pages && cap > r->spanned_pages)
 		cap = r->spanned_pages;	/* the kernel refuses more */
@@ -407,11 +747,29 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 	/* Too few tokens for a call worth making: wait for the bucket. */
 	if (budget < RPM_POLICY_MIN_CHUNK && budget < pl->used)
 		return false;
-	if (!emit(p, RPM_ACT_COMPACT, r->id, pl->mode, budget,
-		  pl->mode == RPM_COMPACT_DROP ? "drop idle page cache" :
-		  pl->mode == RPM_COMPACT_BOTH ? "drop idle cache, migrate the rest" :
-		  "migrate"))
+	/*
+	 * The last call parks in the same request, so the emptied region is
+	 * never open to the allocator; the margin covers pages that arrive
+	 * meanwhile.  Parking takes the region's free pages (already gone
+	 * if held) and the migrated pages take free pages elsewhere.
+	 */
+	avail_cost = pl->migrate + (held_by_us(r) ? 0 : r->free_pages);
+	park = p->cfg->park && pl->used + pl->used / 8 + 64 <= budget &&
+	       p->avail >= avail_cost && p->avail - avail_cost >= p->park_limit;
+	if (park) {
+		if (p->n >= p->max_actions)
+			return true;
+		p->out[p->n++] = (struct rpm_action) {
+			.kind = RPM_ACT_PARK, .region = r->id, .mode = pl->mode,
+			.budget = budget, .compact_first = true,
+			.reason = "empty it and park it in one call",
+		};
+		p->avail -= avail_cost;
+	} else if (!emit(p, RPM_ACT_COMPACT, r->id, pl->mode, budget,
+			 pl->mode == RPM_COMPACT_BOTH ?
+			 "drop idle cache, migrate the rest" : "migrate")) {
 		return true;
+	}
 	st->budget_tokens -= (double)budget;
 	b->pending = budget;
 	b->when = p->sys->now;
@@ -421,41 +779,47 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 
 static void vacate(struct pass *p)
 {
-	const struct rpm_region *prev = NULL;
-	struct plan prev_plan = { 0 };
+	struct pick top[RPM_POLICY_TOPK];
+	size_t n = top_targets(p, top);
 	bool broke = false;	/* no tokens for another compact call */
 
-	/* Stop as soon as no visit can lead to an action any more. */
-	while (!(broke && p->prep >= RPM_POLICY_MAX_PREP)) {
-		struct rpm_region *best = NULL;
-		struct plan best_plan, pl;
+	for (size_t i = 0; i < n && p->n < p->max_actions; i++) {
+		struct rpm_region *r = top[i].r;
+		const struct plan *pl = &top[i].pl;
 
-		for (size_t i = 0; i < p->n_regions; i++) {
-			struct rpm_region *r = &p->regions[i];
-
-			if (!candidate(p, r, &pl))
-				continue;
-			if (prev && !vacate_before(prev, &prev_plan, r, &pl))
-				continue;
-			if (!best || vacate_before(r, &pl, best, &best_plan)) {
-				best = r;
-				best_plan = pl;
-			}
-		}
-		if (!best || p->n >= p->max_actions)
-			return;
-		if (best_plan.need_scan || best_plan.need_sample) {
+		if (pl->need_scan) {
 			if (p->prep < RPM_POLICY_MAX_PREP &&
-			    emit(p, best_plan.need_scan ? RPM_ACT_SCAN :
-				 RPM_ACT_SAMPLE_IDLE, best->id, 0, 0,
-				 best_plan.need_scan ? "no fresh page breakdown" :
-				 "page cache idleness unknown"))
+			    emit(p, RPM_ACT_SCAN, r->id, 0, 0, "no fresh page breakdown"))
 				p->prep++;
-		} else if (!broke) {
-			broke = !compact(p, best, &best_plan);
+			continue;
 		}
-		prev = best;
-		prev_plan = best_plan;
+		if (broke)
+			continue;
+		/* The pages that move must fit outside the region, above the headroom. */
+		if (pl->migrate > p->absorb)
+			continue;
+		broke = !compact(p, r, pl);
+	}
+	/*
+	 * Left-over preparation: learn which targets' cache is idle (so it
+	 * can be dropped rather than moved) and re-check pinned regions,
+	 * ever less often while they stay pinned.
+	 */
+	for (size_t i = 0; i < n && p->prep < RPM_POLICY_MAX_PREP; i++) {
+		struct rpm_region *r = top[i].r;
+
+		if (!top[i].pl.need_scan && p->cfg->drop_cache && r->detail.file_clean &&
+		    !idle_fresh(p->cfg, r, p->sys->now) &&
+		    emit(p, RPM_ACT_SAMPLE_IDLE, r->id, 0, 0, "page cache idleness unknown"))
+			p->prep++;
+	}
+	for (size_t i = 0; i < p->n_regions && p->prep < RPM_POLICY_MAX_PREP; i++) {
+		struct rpm_region *r = &p->regions[i];
+
+		if (r->role == RPM_ROLE_PINNED && !region_dma(r) &&
+		    p->sys->now >= r->backoff_until && rescan_due(r, p->sys->now) &&
+		    emit(p, RPM_ACT_SCAN, r->id, 0, 0, "pinned: still?"))
+			p->prep++;
 	}
 }
 
@@ -486,20 +850,30 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		     struct rpm_region *regions, size_t n_regions,
 		     struct rpm_action *out, size_t max_actions)
 {
+	uint64_t all = all_memory(sys, regions, n_regions);
 	struct pass p = {
 		.cfg = cfg, .st = st, .sys = sys,
 		.regions = regions, .n_regions = n_regions,
 		.out = out, .max_actions = max_actions,
-		.headroom = headroom_pages(cfg, sys, regions, n_regions),
+		.headroom = pct_of(all, cfg->headroom_percent),
 		.avail = sys->mem_available_pages,
 	};
 	bool psi = sys->psi_event || psi_over_limit(cfg, sys);
 	/* The kernel took a parked region back: it unparks what it needs. */
 	bool pressure = psi || st->pressure_pending;
+	uint64_t shortfall, room;
 
+	p.park_limit = p.headroom + pct_of(all, cfg->hysteresis_percent);
+	for (size_t i = 0; i < n_regions; i++) {
+		uint64_t size = regions[i].managed_pages + regions[i].parked_pages;
+
+		if (size > p.region_pages)
+			p.region_pages = size;
+	}
 	st->pingpong_window = sec_to_usec(cfg->pingpong_window_sec);
 	st->pingpong_backoff = sec_to_usec(cfg->pingpong_backoff_sec);
 	st->pressure_pending = false;
+	st->plan.converged = false;
 	refill_tokens(cfg, st, sys);
 
 	if (cfg->bias && !st->bias_enabled &&
@@ -508,17 +882,32 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 
 	if (pressure || p.avail < p.headroom) {
 		st->paused_until = sys->now + sec_to_usec(cfg->pressure_backoff_sec);
-		unpark(&p, p.avail < p.headroom ? p.headroom - p.avail : 0, psi);
+		unpark(&p, p.avail < p.headroom ? p.headroom - p.avail : 0, psi,
+		       p.avail < p.headroom ? "memory below headroom" : "memory pressure");
 		return p.n;
 	}
+	if (reclaim_wants_memory(&p)) {
+		st->paused_until = sys->now + sec_to_usec(cfg->pressure_backoff_sec);
+		unpark(&p, 0, true, "reclaim evicts cache");
+		return p.n;
+	}
+	room = cache_reserve(&p);
 	if (sys->now < st->paused_until)
 		return p.n;
 
 	observe_vacated(&p);
+	shortfall = plan_keep_set(&p, room);
+	if (shortfall) {
+		unpark(&p, shortfall, false, "the active regions are too few");
+		return p.n;
+	}
 	if (cfg->park)
-		park_empty(&p);
+		park_spare(&p);
+	if (cfg->park)
+		hold_targets(&p);
 	p.absorb = p.avail > p.headroom ? p.avail - p.headroom : 0;
 	vacate(&p);
+	st->plan.converged = !st->plan.targets && p.n == 0;
 	return p.n;
 }
 
@@ -578,9 +967,20 @@ void policy_note_obstacle(const struct rpm_policy_config *cfg,
 	r->last_action = "stuck";
 }
 
+void policy_note_scan(struct rpm_region *r)
+{
+	if (region_has_unmovable(r)) {
+		if (r->pinned_scans < UINT32_MAX)
+			r->pinned_scans++;
+	} else {
+		r->pinned_scans = 0;
+	}
+}
+
 void policy_note_parked(struct rpm_policy_state *st, struct rpm_region *r,
 			usec_t_ now)
 {
+	r->hold_since = 0;
 	st->regions_parked++;
 	r->ours = true;
 	r->last_vacated = now;	/* newest parked is unparked first */

@@ -34,6 +34,9 @@
 #define RPM_DEF_MIGRATE_COST_UJ		30.0	/* ~3 us of a 10 W core per 4 KiB page */
 #define RPM_DEF_REGION_SAVING_MW	25.0	/* ~0.2 W/GiB background power, 128 MiB */
 #define RPM_DEF_PAYBACK_SEC		3600
+#define RPM_DEF_HYSTERESIS_PERCENT	3	/* park above headroom + this, unpark below headroom */
+#define RPM_DEF_RECLAIM_UNPARK_PPS	1024	/* 4 MiB/s of refaults or kswapd steals */
+#define RPM_DEF_CACHE_HISTORY_SEC	600	/* room kept for recently evicted cache */
 
 /* Tunables; every one is a config key (see conf.h / regionpmd.conf(5)). */
 struct rpm_policy_config {
@@ -54,6 +57,12 @@ struct rpm_policy_config {
 	double migrate_cost_uj_per_page;	/* microjoules to migrate one page */
 	double region_saving_mw;	/* power saved per parked region (model) */
 	unsigned payback_sec;		/* must pay back its cost within this */
+	/* park only while MemAvailable stays above headroom + this % of memory */
+	unsigned hysteresis_percent;
+	/* file refaults or kswapd steals per second that bring a region back (0: never) */
+	uint64_t reclaim_unpark_pages_per_sec;
+	/* cache evicted by reclaim or by us within this long keeps its room */
+	unsigned cache_history_sec;
 };
 
 /* What the system looks like right now. */
@@ -66,6 +75,15 @@ struct rpm_system {
 	unsigned psi_full_avg10;
 	bool psi_event;			/* a PSI trigger fired since last pass */
 	uint64_t page_size;
+	/* /proc/vmstat counters (cumulative); vmstat_valid says they were read */
+	bool vmstat_valid;
+	uint64_t file_pages;		/* nr_file_pages */
+	uint64_t refault_file;		/* workingset_refault_file */
+	uint64_t pgsteal;		/* pgsteal_kswapd + pgsteal_direct */
+	uint64_t pgscan_kswapd;
+	/* The kernel can hold a region (region-hold) and lets a hold expire after this. */
+	bool can_hold;
+	usec_t_ hold_timeout;
 };
 
 enum rpm_action_kind {
@@ -75,7 +93,8 @@ enum rpm_action_kind {
 	RPM_ACT_SAMPLE_IDLE,		/* run the page_idle sampler on the region */
 	RPM_ACT_COMPACT,		/* region-compact with mode + budget */
 	RPM_ACT_PARK,			/* region-park (region must be empty) */
-	RPM_ACT_UNPARK,			/* region-unpark */
+	RPM_ACT_UNPARK,			/* region-unpark (also ends a hold) */
+	RPM_ACT_HOLD,			/* region-hold: no allocation from it any more */
 };
 
 enum rpm_compact_mode {		/* = enum regionpm_compact_mode */
@@ -88,7 +107,8 @@ struct rpm_action {
 	enum rpm_action_kind kind;
 	uint32_t region;
 	enum rpm_compact_mode mode;
-	uint64_t budget;		/* pages, for RPM_ACT_COMPACT */
+	uint64_t budget;		/* pages, for RPM_ACT_COMPACT and a compacting PARK */
+	bool compact_first;		/* PARK: empty the region and park it in one call */
 	const char *reason;		/* static string for the log */
 };
 
@@ -97,7 +117,10 @@ struct rpm_action {
  * one pass and the policy's memory, so that it never needs malloc).
  */
 #define RPM_POLICY_TRACKED_REGIONS	32	/* regions with an adapted budget */
-#define RPM_POLICY_MAX_PREP		4	/* SCAN + SAMPLE_IDLE actions per pass */
+#define RPM_POLICY_MAX_PREP		8	/* SCAN + SAMPLE_IDLE actions per pass */
+#define RPM_POLICY_TOPK			32	/* targets considered per pass, cheapest first */
+#define RPM_POLICY_COST_BUCKETS		256	/* resolution of the keep-set selection */
+#define RPM_POLICY_MAX_RESCAN_SHIFT	6	/* pinned regions: rescan after 60 s << 6 at most */
 #define RPM_POLICY_MIN_CHUNK		256	/* smallest compact call worth its setup, pages */
 #define RPM_POLICY_BURST_SEC		10	/* token bucket capacity, seconds of budget */
 #define RPM_POLICY_DETAIL_MAX_AGE_SEC	60	/* rescan a region's detail after this */
@@ -116,6 +139,22 @@ struct rpm_policy_state {
 	bool pressure_pending;
 	/* Back-off parameters of the last pass, for the policy_note_*() calls. */
 	usec_t_ pingpong_window, pingpong_backoff;
+	/* vmstat of the previous pass, for rates */
+	bool vm_prev_valid;
+	usec_t_ vm_prev_when;
+	uint64_t vm_prev_refault, vm_prev_steal, vm_prev_dropped;
+	/* Page cache high-water mark and what reclaim or we evicted since. */
+	uint64_t cache_peak;
+	usec_t_ cache_peak_when;
+	uint64_t cache_evicted;
+	/* The last plan, for status and metrics. */
+	struct rpm_plan_summary {
+		unsigned keep, targets, pinned, spare, parked;
+		uint64_t need_pages, keep_capacity;
+		uint64_t cache_reserve;
+		uint64_t shortfall;	/* pages the active regions cannot hold */
+		bool converged;		/* nothing left to do but watch */
+	} plan;
 	/* Adapted per-region compact budgets of the regions worked on lately. */
 	struct rpm_region_budget {
 		uint32_t id;
@@ -173,6 +212,9 @@ void policy_note_released(struct rpm_policy_state *st, struct rpm_region *r,
 void policy_note_refill(const struct rpm_policy_config *cfg,
 			struct rpm_policy_state *st, struct rpm_region *r,
 			usec_t_ now);
+
+/* After a SCAN: a region found pinned again is rescanned less often. */
+void policy_note_scan(struct rpm_region *r);
 
 /* Regions that hold unmovable pages (from detail) can never be emptied. */
 bool region_has_unmovable(const struct rpm_region *r);

@@ -16,6 +16,17 @@ enum rpm_region_state {
 	RPM_REGION_ACTIVE = 0,	/* = REGIONPM_REGION_STATE_ACTIVE */
 	RPM_REGION_PARKED = 1,
 	RPM_REGION_BUSY = 2,
+	RPM_REGION_HELD = 3,	/* = REGIONPM_REGION_STATE_HELD: no allocation from it */
+};
+
+/* What the last plan made of a region (policy.c), for display. */
+enum rpm_region_role {
+	RPM_ROLE_NONE = 0,	/* not looked at (parked by others, busy, no memory) */
+	RPM_ROLE_KEEP,		/* in the keep set: may hold pages */
+	RPM_ROLE_PINNED,	/* in the keep set because it cannot be emptied now */
+	RPM_ROLE_TARGET,	/* to be emptied */
+	RPM_ROLE_SPARE,		/* empty, outside the keep set: to be parked */
+	RPM_ROLE_PARKED,	/* parked */
 };
 
 /* Detailed page breakdown (region-get with the scan flag). */
@@ -56,6 +67,9 @@ struct rpm_region {
 	uint64_t pages_migrated;	/* totals for this region */
 	uint64_t pages_dropped;
 	const char *last_action;	/* static string, for display */
+	enum rpm_region_role role;	/* from the last plan */
+	uint32_t pinned_scans;		/* scans in a row that found it pinned */
+	usec_t_ hold_since;		/* when we last held it (0: not held by us) */
 };
 
 /* Global kernel facts (info-get). */

@@ -104,12 +104,16 @@ static const struct {
 	const char *key, *value;
 } defaults[] = {
 	{ "Daemon.IntervalSec", "5" },
+	{ "Daemon.IdleIntervalSec", "60" },
 	{ "Daemon.MetricsFile", "" },
 	{ "Pressure.SomeAvg10MaxPercent", "10.00" },
 	{ "Pressure.FullAvg10MaxPercent", "2.00" },
 	{ "Pressure.StallUSec", "100000" },
 	{ "Pressure.WindowUSec", "1000000" },
 	{ "Policy.HeadroomPercent", "10" },
+	{ "Policy.HysteresisPercent", "3" },
+	{ "Policy.ReclaimUnparkPagesPerSec", "1024" },
+	{ "Policy.CacheHistorySec", "600" },
 	{ "Policy.BudgetPagesPerSec", "32768" },
 	{ "Policy.BudgetPagesPerRegion", "8192" },
 	{ "Policy.MaxPagesToVacate", "0" },

@@ -29,9 +29,17 @@ struct world {
 	struct rpm_region r[NR];
 	struct rpm_action out[32];
 	size_t n;
+	bool mem_explicit;	/* the test sets MemFree and MemAvailable itself */
+	uint64_t reclaimable;	/* MemAvailable - MemFree otherwise */
 };
 
-/* Every region full of anon pages, fresh detail, nothing parked, no pressure. */
+/*
+ * Region 0 full of anon pages, region 1 pinned by 1000 slab pages, 2 to 7
+ * empty;
+ * fresh detail, nothing parked, no pressure.  Unless a test sets
+ * mem_explicit, decide() derives MemFree from the regions and MemAvailable
+ * from MemFree plus w->reclaimable, so the world stays consistent.
+ */
 static void world_init(struct world *w)
 {
 	memset(w, 0, sizeof(*w));
@@ -41,8 +49,6 @@ static void world_init(struct world *w)
 	w->sys = (struct rpm_system) {
 		.now = T0,
 		.mem_total_pages = NR * RP,
-		.mem_available_pages = NR * RP / 2,
-		.mem_free_pages = NR * RP / 2,
 		.page_size = 4096,
 	};
 	for (uint32_t i = 0; i < NR; i++) {
@@ -51,11 +57,18 @@ static void world_init(struct world *w)
 		r->id = i;
 		r->start_pfn = i * RP;
 		r->spanned_pages = r->managed_pages = RP;
-		r->free_pages = 0;
+		r->free_pages = i == 0 ? 0 : RP;
 		r->detail = (struct rpm_region_detail) {
-			.valid = true, .when = T0, .anon = RP,
+			.valid = true, .when = T0, .anon = i == 0 ? RP : 0,
+			.free = r->free_pages,
 		};
 	}
+	/* Region 1 holds a little slab: pinned, but room for what moves. */
+	w->r[1].free_pages = RP - 1000;
+	w->r[1].detail.free = RP - 1000;
+	w->r[1].detail.slab = 1000;
+	/* Region 0's pages are reclaimable enough to cover the headroom. */
+	w->reclaimable = RP;
 }
 
 /* Region i holds used movable pages of which file_clean are clean cache. */
@@ -84,8 +97,24 @@ static void set_parked(struct world *w, uint32_t i, bool ours, usec_t_ when)
 	w->sys.mem_total_pages -= RP;
 }
 
+/* The test set MemAvailable itself: all of it free, none reclaimable. */
+static void explicit_mem(struct world *w)
+{
+	w->mem_explicit = true;
+	w->sys.mem_free_pages = w->sys.mem_available_pages;
+}
+
 static size_t decide(struct world *w)
 {
+	if (!w->mem_explicit) {
+		uint64_t free = 0;
+
+		for (uint32_t i = 0; i < NR; i++)
+			if (w->r[i].state == RPM_REGION_ACTIVE)
+				free += w->r[i].free_pages;
+		w->sys.mem_free_pages = free;
+		w->sys.mem_available_pages = free + w->reclaimable;
+	}
 	w->n = policy_decide(&w->cfg, &w->st, &w->sys, w->r, NR, w->out,
 			     sizeof(w->out) / sizeof(w->out[0]));
 	return w->n;
@@ -100,6 +129,13 @@ static size_t count(const struct world *w, enum rpm_action_kind kind)
 	return n;
 }
 
+static void idle(struct world *w, uint32_t i, uint64_t idle_file, usec_t_ age)
+{
+	w->r[i].idle_valid = true;
+	w->r[i].idle_when = w->sys.now - age;
+	w->r[i].idle_file_pages = idle_file;
+}
+
 /* The first action of a kind, or fail. */
 static const struct rpm_action *first(const struct world *w,
 				      enum rpm_action_kind kind)
@@ -107,6 +143,12 @@ static const struct rpm_action *first(const struct world *w,
 	for (size_t i = 0; i < w->n; i++)
 		if (w->out[i].kind == kind)
 			return &w->out[i];
+	for (size_t i = 0; i < w->n; i++)
+		print_message("# action %d region %u mode %d budget %llu%s: %s\n",
+			      w->out[i].kind, w->out[i].region, w->out[i].mode,
+			      (unsigned long long)w->out[i].budget,
+			      w->out[i].compact_first ? " (compact first)" : "",
+			      w->out[i].reason);
 	fail_msg("no action of kind %d among %zu", kind, w->n);
 	return NULL;
 }
@@ -117,6 +159,48 @@ static bool has(const struct world *w, enum rpm_action_kind kind, uint32_t id)
 		if (w->out[i].kind == kind && w->out[i].region == id)
 			return true;
 	return false;
+}
+
+/* Parks of empty regions (not compacting ones). */
+static size_t count_parks(const struct world *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->n; i++)
+		n += w->out[i].kind == RPM_ACT_PARK && !w->out[i].compact_first;
+	return n;
+}
+
+/* A compaction: COMPACT, or a PARK that compacts first. */
+static bool is_work(const struct rpm_action *a)
+{
+	return a->kind == RPM_ACT_COMPACT || (a->kind == RPM_ACT_PARK && a->compact_first);
+}
+
+static size_t count_work(const struct world *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->n; i++)
+		n += is_work(&w->out[i]);
+	return n;
+}
+
+static bool works(const struct world *w, uint32_t id)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (is_work(&w->out[i]) && w->out[i].region == id)
+			return true;
+	return false;
+}
+
+/* The first compaction, or fail. */
+static const struct rpm_action *work(const struct world *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (is_work(&w->out[i]))
+			return &w->out[i];
+	return first(w, RPM_ACT_COMPACT);
 }
 
 /* ---- basics ------------------------------------------------------------ */
@@ -187,56 +271,85 @@ static void test_parks_empty_highest_first(void **state)
 
 	(void)state;
 	world_init(&w);
-	set_used(&w, 5, 0, 0);
-	set_used(&w, 7, 0, 0);
-	w.sys.mem_available_pages = 6 * RP;
+	for (uint32_t i = 2; i < 5; i++)
+		set_used(&w, i, RP, 0);
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 2);
-	assert_int_equal(first(&w, RPM_ACT_PARK)->region, 7);
-	assert_true(has(&w, RPM_ACT_PARK, 5));
+	/* 5, 6 and 7 are outside the keep set: parked, highest first. */
+	assert_int_equal(count_parks(&w), 3);
+	assert_int_equal(w.out[0].region, 7);
+	assert_int_equal(w.out[1].region, 6);
+	assert_int_equal(w.out[2].region, 5);
+	assert_int_equal(w.r[7].role, RPM_ROLE_SPARE);
+	assert_int_equal(w.r[1].role, RPM_ROLE_PINNED);
+	assert_int_equal(w.r[2].role, RPM_ROLE_KEEP);
 
 	/* Park=no: empty regions stay as they are. */
 	world_init(&w);
 	w.cfg.park = false;
-	set_used(&w, 7, 0, 0);
-	w.sys.mem_available_pages = 6 * RP;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
+	assert_int_equal(count_parks(&w), 0);
 }
 
 static void test_park_respects_headroom(void **state)
 {
 	struct world w;
-	uint64_t headroom = NR * RP / 10;	/* HeadroomPercent=10 */
+	/* HeadroomPercent=10 plus HysteresisPercent=3: parking needs 13 %. */
+	uint64_t limit = NR * RP * 13 / 100;
 
 	(void)state;
 	world_init(&w);
-	set_used(&w, 6, 0, 0);
-	set_used(&w, 7, 0, 0);
-	/* Room for exactly one region above the headroom. */
-	w.sys.mem_available_pages = headroom + RP + RP / 2;
+	for (uint32_t i = 2; i < 6; i++)
+		set_used(&w, i, RP, 0);
+	w.reclaimable = 2 * RP;		/* the headroom needs no free region */
+	/* Room for exactly one region above the limit. */
+	w.sys.mem_available_pages = limit + RP + RP / 2;
+	w.mem_explicit = true;
+	w.sys.mem_free_pages = 2 * RP;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 1);
+	assert_int_equal(count_parks(&w), 1);
 	assert_int_equal(first(&w, RPM_ACT_PARK)->region, 7);
 
 	/* Exactly at the limit is allowed, one page less is not. */
-	world_init(&w);
-	set_used(&w, 7, 0, 0);
-	w.sys.mem_available_pages = headroom + RP;
+	w.sys.mem_available_pages = limit + RP;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 1);
-	world_init(&w);
-	set_used(&w, 7, 0, 0);
-	w.sys.mem_available_pages = headroom + RP - 1;
+	assert_int_equal(count_parks(&w), 1);
+	w.sys.mem_available_pages = limit + RP - 1;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
+	assert_int_equal(count_parks(&w), 0);
 
 	/* A larger headroom forbids it. */
-	world_init(&w);
-	set_used(&w, 7, 0, 0);
 	w.cfg.headroom_percent = 60;
+	w.sys.mem_available_pages = 4 * RP;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
+	assert_int_equal(count_parks(&w), 0);
+}
+
+/*
+ * Hysteresis: a region parked just above the park limit is not given
+ * back when MemAvailable then wobbles below that limit, only below the
+ * headroom itself.
+ */
+static void test_hysteresis(void **state)
+{
+	struct world w;
+	uint64_t headroom = NR * RP / 10, limit = NR * RP * 13 / 100;
+
+	(void)state;
+	world_init(&w);
+	for (uint32_t i = 2; i < 7; i++)
+		set_used(&w, i, RP, 0);
+	set_parked(&w, 7, true, T0 - SEC);
+	w.mem_explicit = true;
+	w.sys.mem_free_pages = RP / 2;
+	for (uint64_t avail = limit + RP; avail >= headroom; avail -= RP / 64) {
+		w.sys.mem_available_pages = avail;
+		decide(&w);
+		assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+		w.sys.now += SEC;
+	}
+	w.sys.mem_available_pages = headroom - 1;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 7));
 }
 
 /* Parked memory still counts in the headroom's base: MemTotal shrinks
@@ -244,23 +357,26 @@ static void test_park_respects_headroom(void **state)
 static void test_headroom_counts_parked(void **state)
 {
 	struct world w;
-	uint64_t headroom = NR * RP / 10;	/* of all memory, parked included */
+	uint64_t limit = NR * RP * 13 / 100;	/* of all memory, parked included */
 
 	(void)state;
 	world_init(&w);
+	for (uint32_t i = 2; i < 5; i++)
+		set_used(&w, i, RP, 0);
 	/* Regions 5 and 6 parked by us: MemTotal lost 2 regions. */
-	for (uint32_t i = 5; i < 7; i++) {
+	for (uint32_t i = 5; i < 7; i++)
 		set_parked(&w, i, true, T0 - SEC);
-	}
-	set_used(&w, 7, 0, 0);
-	/* Enough above a headroom of the shrunken MemTotal, not above the
-	 * headroom of all memory: no park. */
-	w.sys.mem_available_pages = (NR - 2) * RP / 10 + RP + RP / 40;
+	w.reclaimable = 2 * RP;
+	w.mem_explicit = true;
+	w.sys.mem_free_pages = RP;
+	/* Enough above a limit of the shrunken MemTotal, not above the
+	 * limit of all memory: no park. */
+	w.sys.mem_available_pages = (NR - 2) * RP * 13 / 100 + RP + RP / 40;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
-	w.sys.mem_available_pages = headroom + RP;
+	assert_int_equal(count_parks(&w), 0);
+	w.sys.mem_available_pages = limit + RP;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 1);
+	assert_int_equal(count_parks(&w), 1);
 }
 
 static void test_never_parks_under_pressure(void **state)
@@ -273,8 +389,8 @@ static void test_never_parks_under_pressure(void **state)
 	set_used(&w, 6, 1000, 0);
 	w.sys.psi_some_avg10 = w.cfg.psi_some_avg10_max + 1;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
-	assert_int_equal(count(&w, RPM_ACT_COMPACT), 0);
+	assert_int_equal(count_parks(&w), 0);
+	assert_int_equal(count_work(&w), 0);
 	assert_int_equal(w.st.paused_until, T0 + w.cfg.pressure_backoff_sec * SEC);
 
 	/* Full stalls alone, and a PSI trigger alone, count as pressure too. */
@@ -282,12 +398,12 @@ static void test_never_parks_under_pressure(void **state)
 	set_used(&w, 7, 0, 0);
 	w.sys.psi_full_avg10 = w.cfg.psi_full_avg10_max + 1;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
+	assert_int_equal(count_parks(&w), 0);
 	world_init(&w);
 	set_used(&w, 7, 0, 0);
 	w.sys.psi_event = true;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
+	assert_int_equal(count_parks(&w), 0);
 
 	/* Pressure gone, back-off not over yet: still nothing. */
 	w.sys.psi_event = false;
@@ -311,6 +427,7 @@ static void test_unparks_on_pressure(void **state)
 	set_parked(&w, 7, false, T0 - 5 * SEC);	/* someone else's */
 	set_used(&w, 6, 0, 0);			/* would be parkable */
 	w.sys.mem_available_pages = 4 * RP;
+	explicit_mem(&w);
 	w.sys.psi_some_avg10 = w.cfg.psi_some_avg10_max + 1;
 	decide(&w);
 	/* Memory is there, PSI says contended: give back one, ours, newest. */
@@ -334,6 +451,7 @@ static void test_unparks_below_headroom_order(void **state)
 	set_parked(&w, 7, false, T0 - 5 * SEC);
 	headroom = NR * RP / 2;	/* of all memory, parked included */
 	w.sys.mem_available_pages = headroom - 2 * RP - RP / 2;
+	explicit_mem(&w);
 	decide(&w);
 	assert_int_equal(w.n, 3);
 	assert_int_equal(w.out[0].kind, RPM_ACT_UNPARK);
@@ -348,6 +466,7 @@ static void test_unparks_below_headroom_order(void **state)
 	set_parked(&w, 5, true, T0 - 10 * SEC);
 	set_used(&w, 6, 0, 0);
 	w.sys.mem_available_pages = NR * RP / 2 - RP / 2;
+	explicit_mem(&w);
 	decide(&w);
 	assert_int_equal(w.n, 1);
 	assert_int_equal(w.out[0].region, 5);
@@ -367,8 +486,8 @@ static void test_prefers_highest_region(void **state)
 		set_used(&w, i, 1000, 0);
 	w.cfg.budget_pages_per_sec = 1000;	/* pays for one call */
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_COMPACT), 1);
-	a = first(&w, RPM_ACT_COMPACT);
+	assert_int_equal(count_work(&w), 1);
+	a = work(&w);
 	assert_int_equal(a->region, 7);
 	assert_int_equal(a->mode, RPM_COMPACT_MIGRATE);
 	assert_int_equal(a->budget, 1000);
@@ -380,7 +499,7 @@ static void test_prefers_highest_region(void **state)
 	w.cfg.budget_pages_per_sec = 3000;
 	w.cfg.budget_pages_per_region = 1000;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_COMPACT), 3);
+	assert_int_equal(count_work(&w), 3);
 	assert_int_equal(w.out[0].region, 7);
 	assert_int_equal(w.out[1].region, 6);
 	assert_int_equal(w.out[2].region, 5);
@@ -394,13 +513,96 @@ static void test_prefers_lowest_cost(void **state)
 	world_init(&w);
 	set_used(&w, 7, 20000, 0);
 	set_used(&w, 3, 100, 0);
-	set_used(&w, 5, 120, 0);	/* same power-of-two bucket as 3: higher wins */
+	set_used(&w, 5, 120, 0);
+	set_used(&w, 4, 100, 0);	/* same cost as 3: the higher goes first */
 	w.cfg.budget_pages_per_sec = 1000;
 	w.cfg.budget_pages_per_region = 200;
 	decide(&w);
-	assert_true(count(&w, RPM_ACT_COMPACT) >= 2);
-	assert_int_equal(w.out[0].region, 5);
-	assert_int_equal(w.out[1].region, 3);
+	assert_true(count_work(&w) >= 3);
+	{
+		uint32_t order[3], k = 0;
+
+		for (size_t i = 0; i < w.n && k < 3; i++)
+			if (is_work(&w.out[i]))
+				order[k++] = w.out[i].region;
+		assert_int_equal(order[0], 4);
+		assert_int_equal(order[1], 3);
+		assert_int_equal(order[2], 5);
+	}
+}
+
+/*
+ * The keep set holds every page in use: a lone, partly used region is
+ * kept rather than moved into an empty one (that would empty nothing);
+ * two that fit into the free room of a pinned region both go.
+ */
+static void test_keep_set_moves_nothing_needlessly(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	for (uint32_t i = 1; i < NR; i++)
+		set_used(&w, i, RP, 0);
+	set_used(&w, 6, RP / 2, 0);	/* all full but one half-used region */
+	decide(&w);
+	assert_int_equal(count_work(&w), 0);
+	assert_int_equal(w.r[6].role, RPM_ROLE_KEEP);
+	assert_true(w.st.plan.converged);
+
+	world_init(&w);
+	set_used(&w, 6, 12000, 0);
+	set_used(&w, 7, 8000, 0);
+	decide(&w);
+	assert_int_equal(work(&w)->region, 7);	/* the cheaper first */
+	assert_true(works(&w, 6));
+	assert_int_equal(w.r[6].role, RPM_ROLE_TARGET);
+	assert_int_equal(w.r[7].role, RPM_ROLE_TARGET);
+	/* Region 1 (pinned) has room for both: both go. */
+	assert_true(w.st.plan.keep == 2);
+}
+
+/* Hot pages in a target are moved, not left behind: no DROP mode. */
+static void test_hot_pages_move(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_used(&w, 7, 3000, 3000);	/* all clean cache, hot */
+	idle(&w, 7, 0, 0);
+	decide(&w);
+	assert_true(works(&w, 7));
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_MIGRATE);
+	/* Idle: the kernel drops what is cold and moves the rest. */
+	world_init(&w);
+	set_used(&w, 7, 3000, 3000);
+	idle(&w, 7, 2000, 0);
+	decide(&w);
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_BOTH);
+}
+
+/* More in use than the active regions can take: parked ones come back. */
+static void test_shortfall_unparks(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	for (uint32_t i = 2; i < 6; i++)
+		set_used(&w, i, RP, 0);
+	set_parked(&w, 6, true, T0 - 20 * SEC);
+	set_parked(&w, 7, true, T0 - 10 * SEC);
+	set_used(&w, 0, RP, 0);
+	set_used(&w, 1, RP - 100, 0);	/* all but full */
+	w.r[1].detail.slab = 1000;
+	w.reclaimable = 0;
+	w.mem_explicit = true;
+	w.sys.mem_free_pages = 100;
+	w.sys.mem_available_pages = NR * RP / 10 + 1;	/* just above the headroom */
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 7));
+	assert_true(w.st.plan.shortfall > 0);
 }
 
 static void test_skips_unmovable_and_scans(void **state)
@@ -420,13 +622,13 @@ static void test_skips_unmovable_and_scans(void **state)
 	set_used(&w, 3, 1000, 0);
 	w.cfg.budget_pages_per_sec = 1000;
 	decide(&w);
-	assert_false(has(&w, RPM_ACT_COMPACT, 7));
-	assert_false(has(&w, RPM_ACT_COMPACT, 6));
+	assert_false(works(&w, 7));
+	assert_false(works(&w, 6));
 	assert_false(has(&w, RPM_ACT_SCAN, 7));
 	assert_true(has(&w, RPM_ACT_SCAN, 5));
-	assert_false(has(&w, RPM_ACT_COMPACT, 5));
+	assert_false(works(&w, 5));
 	assert_true(has(&w, RPM_ACT_SCAN, 4));
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->region, 3);
+	assert_int_equal(work(&w)->region, 3);
 	/* Regions 0-2 are full; they are not worth a scan every pass, but
 	 * their detail is fresh so none is asked for. */
 	assert_int_equal(count(&w, RPM_ACT_SCAN), 2);
@@ -441,31 +643,23 @@ static void test_skips_what_memory_cannot_absorb(void **state)
 	world_init(&w);
 	set_used(&w, 7, 20000, 0);
 	set_used(&w, 6, 5000, 0);
-	/* 10000 pages above the headroom: 7 does not fit, 6 does. */
-	w.sys.mem_available_pages = headroom + 10000;
+	set_used(&w, 5, 5000, 0);
+	w.reclaimable = 3 * RP;
+	w.mem_explicit = true;
+	w.sys.mem_free_pages = 3 * RP;
+	/* 12000 pages above the headroom: 5 fits, then 6 does not. */
+	w.sys.mem_available_pages = headroom + 8000;
 	decide(&w);
-	assert_false(has(&w, RPM_ACT_COMPACT, 7));
-	assert_true(has(&w, RPM_ACT_COMPACT, 6));
+	assert_false(works(&w, 7));
+	assert_int_equal(count_work(&w), 1);
+	assert_true(works(&w, 6));
 
-	/* Clean idle cache is dropped, not absorbed: then 7 fits. */
-	world_init(&w);
-	set_used(&w, 7, 20000, 15000);
-	w.r[7].idle_valid = true;
-	w.r[7].idle_when = w.sys.now;
-	w.r[7].idle_file_pages = 15000;
-	w.sys.mem_available_pages = headroom + 10000;
+	/* Clean idle cache is dropped, not absorbed: then both fit. */
+	set_used(&w, 5, 5000, 5000);
+	idle(&w, 5, 5000, 0);
 	decide(&w);
-	assert_true(has(&w, RPM_ACT_COMPACT, 7));
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->mode, RPM_COMPACT_BOTH);
-
-	/* Two that fit alone but not together: only the first. */
-	world_init(&w);
-	set_used(&w, 7, 6000, 0);
-	set_used(&w, 6, 6000, 0);
-	w.sys.mem_available_pages = headroom + 10000;
-	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_COMPACT), 1);
-	assert_true(has(&w, RPM_ACT_COMPACT, 7));
+	assert_true(works(&w, 5));
+	assert_true(works(&w, 6));
 }
 
 static void test_max_pages_to_vacate(void **state)
@@ -478,30 +672,24 @@ static void test_max_pages_to_vacate(void **state)
 	set_used(&w, 6, 3000, 0);
 	w.cfg.max_pages_to_vacate = 4000;
 	decide(&w);
-	assert_false(has(&w, RPM_ACT_COMPACT, 7));
-	assert_true(has(&w, RPM_ACT_COMPACT, 6));
+	assert_false(works(&w, 7));
+	assert_true(works(&w, 6));
 }
 
 /* ---- drop or migrate ------------------------------------------------------ */
 
-static void idle(struct world *w, uint32_t i, uint64_t idle_file, usec_t_ age)
-{
-	w->r[i].idle_valid = true;
-	w->r[i].idle_when = w->sys.now - age;
-	w->r[i].idle_file_pages = idle_file;
-}
 
 static void test_drop_vs_migrate(void **state)
 {
 	struct world w;
 
 	(void)state;
-	/* All clean cache, all idle: drop. */
+	/* All clean cache, all idle: drop what is cold, move the rest. */
 	world_init(&w);
 	set_used(&w, 7, 4000, 4000);
 	idle(&w, 7, 4000, 0);
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->mode, RPM_COMPACT_DROP);
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_BOTH);
 	assert_int_equal(count(&w, RPM_ACT_SAMPLE_IDLE), 0);
 
 	/* Idle cache with anon: drop the cache, migrate the anon. */
@@ -509,14 +697,7 @@ static void test_drop_vs_migrate(void **state)
 	set_used(&w, 7, 4000, 3000);
 	idle(&w, 7, 3000, 0);
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->mode, RPM_COMPACT_BOTH);
-
-	/* Hot cache (only part of it idle): migrate it. */
-	world_init(&w);
-	set_used(&w, 7, 4000, 4000);
-	idle(&w, 7, 1000, 0);
-	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->mode, RPM_COMPACT_MIGRATE);
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_BOTH);
 
 	/* Dirty pages are never dropped. */
 	world_init(&w);
@@ -525,22 +706,25 @@ static void test_drop_vs_migrate(void **state)
 	w.r[7].detail.file_dirty = 4000;
 	idle(&w, 7, 4000, 0);
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->mode, RPM_COMPACT_MIGRATE);
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_MIGRATE);
 
-	/* Idleness unknown: sample first, do not compact yet. */
+	/* Idleness unknown: migrate at once (nothing waits for the sampler),
+	 * and sample the rest of the targets with the spare preparation slots. */
 	world_init(&w);
 	set_used(&w, 7, 4000, 4000);
+	set_used(&w, 6, 4000, 4000);
+	w.cfg.budget_pages_per_sec = 5000;
 	decide(&w);
-	assert_true(has(&w, RPM_ACT_SAMPLE_IDLE, 7));
-	assert_false(has(&w, RPM_ACT_COMPACT, 7));
+	assert_true(works(&w, 7));
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_MIGRATE);
+	assert_true(has(&w, RPM_ACT_SAMPLE_IDLE, 6));
 
-	/* Idleness too old: sample again. */
+	/* Idleness too old: not trusted. */
 	world_init(&w);
 	set_used(&w, 7, 4000, 4000);
 	idle(&w, 7, 4000, (w.cfg.min_idle_age_sec + 1) * SEC);
 	decide(&w);
-	assert_true(has(&w, RPM_ACT_SAMPLE_IDLE, 7));
-	assert_false(has(&w, RPM_ACT_COMPACT, 7));
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_MIGRATE);
 
 	/* DropCache=no: migrate, and no sampling needed. */
 	world_init(&w);
@@ -549,7 +733,7 @@ static void test_drop_vs_migrate(void **state)
 	idle(&w, 7, 4000, 0);
 	decide(&w);
 	assert_int_equal(count(&w, RPM_ACT_SAMPLE_IDLE), 0);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->mode, RPM_COMPACT_MIGRATE);
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_MIGRATE);
 }
 
 /* ---- cost model ------------------------------------------------------------ */
@@ -565,13 +749,13 @@ static void test_cost_model_refusal(void **state)
 	w.cfg.region_saving_mw = 0.01;
 	w.cfg.payback_sec = 10;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_COMPACT), 0);
+	assert_int_equal(count_work(&w), 0);
 
 	/* The same with a long enough payback: yes. 0.01 mW * 12000 s = 120 mJ. */
 	w.cfg.payback_sec = 12000;
 	w.sys.now += SEC;
 	decide(&w);
-	assert_true(has(&w, RPM_ACT_COMPACT, 7));
+	assert_true(works(&w, 7));
 
 	/* Just over the break-even: no. */
 	world_init(&w);
@@ -579,7 +763,7 @@ static void test_cost_model_refusal(void **state)
 	w.cfg.region_saving_mw = 0.01;
 	w.cfg.payback_sec = 12000;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_COMPACT), 0);
+	assert_int_equal(count_work(&w), 0);
 
 	/* Dropping idle cache costs no migration energy: allowed. */
 	world_init(&w);
@@ -587,7 +771,7 @@ static void test_cost_model_refusal(void **state)
 	idle(&w, 7, 4000, 0);
 	w.cfg.region_saving_mw = 0.0;
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->mode, RPM_COMPACT_DROP);
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_BOTH);
 }
 
 /* ---- budget ----------------------------------------------------------------- */
@@ -602,18 +786,18 @@ static void test_token_bucket(void **state)
 	w.cfg.budget_pages_per_sec = 1000;
 	/* First pass: one second's worth. */
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, 1000);
+	assert_int_equal(work(&w)->budget, 1000);
 	/* Same instant: the bucket is empty. */
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_COMPACT), 0);
+	assert_int_equal(count_work(&w), 0);
 	/* 0.1 s later: 100 tokens, below the smallest call worth making. */
 	w.sys.now += SEC / 10;
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_COMPACT), 0);
+	assert_int_equal(count_work(&w), 0);
 	/* 0.5 s more: 600 pages. */
 	w.sys.now += SEC / 2;
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, 600);
+	assert_int_equal(work(&w)->budget, 600);
 
 	/* After an hour the bucket holds at most BURST seconds... */
 	world_init(&w);
@@ -621,19 +805,19 @@ static void test_token_bucket(void **state)
 	w.cfg.budget_pages_per_sec = 1000;
 	w.cfg.budget_pages_per_region = 100000;
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, 1000);
+	assert_int_equal(work(&w)->budget, 1000);
 	policy_note_compact(&w.st, &w.r[7], w.sys.now, 1000, 0, 0, 0);
 	w.sys.now += 3600 * SEC;
 	set_used(&w, 7, 19000, 0);	/* fresh detail */
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget,
+	assert_int_equal(work(&w)->budget,
 			 1000 * RPM_POLICY_BURST_SEC);
 	/* ... and a call never more than a region, which the kernel refuses. */
 	w.sys.now += 3600 * SEC;
 	w.cfg.budget_pages_per_sec = 1000000;
 	set_used(&w, 7, 9000, 0);
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, RP);
+	assert_int_equal(work(&w)->budget, RP);
 }
 
 static void test_refund_and_adaptation(void **state)
@@ -646,7 +830,7 @@ static void test_refund_and_adaptation(void **state)
 	w.cfg.budget_pages_per_sec = 8192;
 	w.cfg.budget_pages_per_region = 8192;
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, 8192);
+	assert_int_equal(work(&w)->budget, 8192);
 	/* Many failures (pinned pages): that region's calls get smaller, and
 	 * the unused part of the budget comes back. */
 	policy_note_compact(&w.st, &w.r[7], w.sys.now, 1000, 0, 3000, 0);
@@ -654,30 +838,30 @@ static void test_refund_and_adaptation(void **state)
 	assert_int_equal(w.st.total_migrated, 1000);
 	assert_int_equal(w.r[7].pages_migrated, 1000);
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, 4096);
+	assert_int_equal(work(&w)->budget, 4096);
 	/* An error halves it again. */
 	policy_note_compact(&w.st, &w.r[7], w.sys.now, 0, 0, 0, -EBUSY);
 	w.sys.now += SEC;
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, 2048);
+	assert_int_equal(work(&w)->budget, 2048);
 	/* A clean run doubles it, up to BudgetPagesPerRegion. */
 	policy_note_compact(&w.st, &w.r[7], w.sys.now, 2000, 48, 0, 0);
 	assert_int_equal(w.st.total_dropped, 48);
 	w.sys.now += SEC;
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, 4096);
+	assert_int_equal(work(&w)->budget, 4096);
 	for (int i = 0; i < 5; i++) {
 		policy_note_compact(&w.st, &w.r[7], w.sys.now, 4096, 0, 0, 0);
 		w.sys.now += 2 * SEC;
 		decide(&w);
 	}
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, 8192);
+	assert_int_equal(work(&w)->budget, 8192);
 	/* Never below the smallest useful call. */
 	for (int i = 0; i < 10; i++)
 		policy_note_compact(&w.st, &w.r[7], w.sys.now, 0, 0, 100, 0);
 	w.sys.now += 2 * SEC;
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, RPM_POLICY_MIN_CHUNK);
+	assert_int_equal(work(&w)->budget, RPM_POLICY_MIN_CHUNK);
 }
 
 /* A compaction that moved nothing and hit an obstacle backs the region
@@ -692,8 +876,8 @@ static void test_obstacle_backs_off(void **state)
 	set_used(&w, 7, 20000, 0);
 	base = (usec_t_)w.cfg.pingpong_backoff_sec * SEC;
 	decide(&w);
-	assert_non_null(first(&w, RPM_ACT_COMPACT));
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->region, 7);
+	assert_non_null(work(&w));
+	assert_int_equal(work(&w)->region, 7);
 	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, 6 /* PINNED */, 0);
 	assert_int_equal(w.r[7].backoff_until, w.sys.now + base);
 	w.sys.now += SEC;
@@ -720,7 +904,7 @@ static void test_psi_rising_slows_down(void **state)
 	w.cfg.budget_pages_per_sec = 1000;
 	w.sys.psi_some_avg10 = w.cfg.psi_some_avg10_max / 2 + 1;
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->budget, 500);
+	assert_int_equal(work(&w)->budget, 500);
 }
 
 /* ---- ping-pong ---------------------------------------------------------------- */
@@ -736,7 +920,7 @@ static void test_pingpong_backoff(void **state)
 	set_used(&w, 7, 1000, 0);
 	set_used(&w, 6, 1000, 0);
 	decide(&w);
-	assert_int_equal(first(&w, RPM_ACT_COMPACT)->region, 7);
+	assert_int_equal(work(&w)->region, 7);
 	/* The compaction emptied it. */
 	w.r[7].free_pages = w.r[7].managed_pages;
 	policy_note_compact(&w.st, &w.r[7], w.sys.now, 1000, 0, 0, 0);
@@ -751,8 +935,8 @@ static void test_pingpong_backoff(void **state)
 	assert_int_equal(w.r[7].backoff_until, w.sys.now + base);
 	w.sys.now += SEC;
 	decide(&w);
-	assert_false(has(&w, RPM_ACT_COMPACT, 7));
-	assert_true(has(&w, RPM_ACT_COMPACT, 6));
+	assert_false(works(&w, 7));
+	assert_true(works(&w, 6));
 
 	/* Again: the back-off doubles. */
 	w.r[7].last_vacated = w.sys.now;
@@ -773,7 +957,7 @@ static void test_pingpong_backoff(void **state)
 	set_used(&w, 7, 1000, 0);
 	set_used(&w, 6, 1000, 0);
 	decide(&w);
-	assert_true(has(&w, RPM_ACT_COMPACT, 7));
+	assert_true(works(&w, 7));
 
 	/* Refilled long after the window: no back-off, one repeat forgiven. */
 	world_init(&w);
@@ -801,6 +985,7 @@ static void test_release_by_kernel(void **state)
 	set_used(&w, 6, 0, 0);
 	set_parked(&w, 7, true, T0 - SEC);
 	w.sys.mem_available_pages = 6 * RP;
+	explicit_mem(&w);
 	policy_note_parked(&w.st, &w.r[7], T0 - SEC);
 	assert_int_equal(w.st.regions_parked, 1);
 	assert_true(w.r[7].ours);
@@ -815,7 +1000,7 @@ static void test_release_by_kernel(void **state)
 	assert_int_equal(w.r[7].refill_count, 1);
 	assert_true(w.r[7].backoff_until > w.sys.now);
 	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
+	assert_int_equal(count_parks(&w), 0);
 	assert_true(w.st.paused_until > w.sys.now);
 
 	/* Our own unpark is neither. */
@@ -890,6 +1075,10 @@ int main(void)
 		cmocka_unit_test(test_max_pages_to_vacate),
 		cmocka_unit_test(test_drop_vs_migrate),
 		cmocka_unit_test(test_cost_model_refusal),
+		cmocka_unit_test(test_hysteresis),
+		cmocka_unit_test(test_keep_set_moves_nothing_needlessly),
+		cmocka_unit_test(test_hot_pages_move),
+		cmocka_unit_test(test_shortfall_unparks),
 		cmocka_unit_test(test_token_bucket),
 		cmocka_unit_test(test_refund_and_adaptation),
 		cmocka_unit_test(test_psi_rising_slows_down),
