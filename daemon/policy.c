@@ -293,6 +293,11 @@ static uint64_t cache_reserve(struct pass *p)
 
 	if (!sys->vmstat_valid || !window)
 		return 0;
+	/* Cache that came back used up part of the room. */
+	if (sys->file_pages > st->cache_last)
+		st->cache_evicted -= st->cache_evicted < sys->file_pages - st->cache_last ?
+				     st->cache_evicted : sys->file_pages - st->cache_last;
+	st->cache_last = sys->file_pages;
 	if (sys->file_pages >= st->cache_peak ||
 	    sys->now - st->cache_peak_when > window) {
 		st->cache_peak = sys->file_pages;

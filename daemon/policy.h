@@ -146,7 +146,8 @@ struct rpm_policy_state {
 	/* Page cache high-water mark and what reclaim or we evicted since. */
 	uint64_t cache_peak;
 	usec_t_ cache_peak_when;
-	uint64_t cache_evicted;
+	uint64_t cache_evicted;		/* net of what came back since */
+	uint64_t cache_last;		/* nr_file_pages at the previous pass */
 	/* The last plan, for status and metrics. */
 	struct rpm_plan_summary {
 		unsigned keep, targets, pinned, spare, parked;

@@ -1057,6 +1057,164 @@ static void test_deterministic(void **state)
 	assert_int_equal(memcmp(a.out, b.out, a.n * sizeof(a.out[0])), 0);
 }
 
+/* Reclaim that evicts cache while we hold memory back brings a region back. */
+static void test_reclaim_unparks(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_parked(&w, 7, true, T0 - 30 * SEC);
+	set_parked(&w, 6, true, T0 - 10 * SEC);
+	w.sys.vmstat_valid = true;
+	w.sys.refault_file = 1000;
+	w.sys.pgsteal = 5000;
+	w.sys.file_pages = 10000;
+	decide(&w);			/* first sample: no rate yet */
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+	/* 10 s later, 100 refaults/s: below 1024/s, nothing. */
+	w.sys.now += 10 * SEC;
+	w.sys.refault_file += 1000;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+	/* 2000 refaults/s: the newest parked region comes back, work pauses. */
+	w.sys.now += 10 * SEC;
+	w.sys.refault_file += 20000;
+	decide(&w);
+	assert_int_equal(w.n, 1);
+	assert_true(has(&w, RPM_ACT_UNPARK, 6));
+	assert_true(w.st.paused_until > w.sys.now);
+	/* kswapd stealing fast counts the same. */
+	w.sys.now += 100 * SEC;
+	w.sys.pgsteal += 200000;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 6));
+	/* Counters that went backwards (a new boot of the numbers) reset. */
+	w.sys.now += 100 * SEC;
+	w.sys.pgsteal = 0;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+	/* ReclaimUnparkPagesPerSec=0: never for this reason. */
+	w.cfg.reclaim_unpark_pages_per_sec = 0;
+	w.sys.now += 10 * SEC;
+	w.sys.pgsteal += 10000000;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+}
+
+/*
+ * Cache evicted by reclaim keeps room in the keep set for CacheHistorySec=;
+ * cache that went because its files were deleted does not.
+ */
+static void test_cache_room(void **state)
+{
+	struct world w;
+	uint64_t need0;
+
+	(void)state;
+	world_init(&w);
+	w.cfg.reclaim_unpark_pages_per_sec = 0;	/* only the room, here */
+	w.sys.vmstat_valid = true;
+	w.sys.file_pages = 3 * RP;
+	decide(&w);
+	need0 = w.st.plan.need_pages;
+	assert_int_equal(w.st.plan.cache_reserve, 0);
+	/* Files deleted: the cache shrinks with no reclaim; no room kept. */
+	w.sys.now += SEC;
+	w.sys.file_pages = RP;
+	decide(&w);
+	assert_int_equal(w.st.plan.cache_reserve, 0);
+	/* Reclaim evicts 20000 pages of it: that much room is kept. */
+	w.sys.now += SEC;
+	w.sys.pgsteal += 20000;
+	w.sys.file_pages = RP - 20000;
+	decide(&w);
+	assert_int_equal(w.st.plan.cache_reserve, 20000);
+	assert_true(w.st.plan.need_pages >= need0 + 20000 - 2048);
+	/* The cache comes back: the room is used, less is kept. */
+	w.sys.now += SEC;
+	w.sys.file_pages = RP - 5000;
+	decide(&w);
+	assert_int_equal(w.st.plan.cache_reserve, 5000);
+	/* After CacheHistorySec= it is forgotten. */
+	w.sys.now += (w.cfg.cache_history_sec + 1) * SEC;
+	decide(&w);
+	assert_int_equal(w.st.plan.cache_reserve, 0);
+}
+
+/* Pinned regions are rescanned ever less often, not every minute forever. */
+static void test_pinned_rescan_backoff(void **state)
+{
+	struct world w;
+	usec_t_ age = (RPM_POLICY_DETAIL_MAX_AGE_SEC + 1) * SEC;
+
+	(void)state;
+	world_init(&w);
+	w.sys.now += age;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_SCAN, 1));
+	/* The scan found slab again. */
+	w.r[1].detail.when = w.sys.now;
+	policy_note_scan(&w.r[1]);
+	assert_int_equal(w.r[1].pinned_scans, 1);
+	w.sys.now += age;
+	decide(&w);
+	assert_false(has(&w, RPM_ACT_SCAN, 1));	/* 120 s now */
+	w.sys.now += age;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_SCAN, 1));
+	for (int i = 0; i < 20; i++)
+		policy_note_scan(&w.r[1]);
+	w.r[1].detail.when = w.sys.now;
+	w.sys.now += (RPM_POLICY_DETAIL_MAX_AGE_SEC << RPM_POLICY_MAX_RESCAN_SHIFT) * SEC;
+	decide(&w);
+	assert_false(has(&w, RPM_ACT_SCAN, 1));
+	w.sys.now += SEC;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_SCAN, 1));	/* capped at about an hour */
+	/* Slab gone: back to normal. */
+	w.r[1].detail.slab = 0;
+	policy_note_scan(&w.r[1]);
+	assert_int_equal(w.r[1].pinned_scans, 0);
+}
+
+/* With holds, targets are held before they are worked on; kept ones let go. */
+static void test_holds(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_used(&w, 6, 12000, 0);
+	set_used(&w, 7, 8000, 0);
+	w.sys.can_hold = true;
+	w.sys.hold_timeout = 60 * SEC;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_HOLD, 6));
+	assert_true(has(&w, RPM_ACT_HOLD, 7));
+	/* The manager held them. */
+	for (uint32_t i = 6; i < 8; i++) {
+		w.r[i].state = RPM_REGION_HELD;
+		w.r[i].ours = true;
+		w.r[i].hold_since = w.sys.now;
+	}
+	w.sys.now += SEC;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_HOLD), 0);
+	assert_true(works(&w, 7) || works(&w, 6));
+	/* A third of the timeout later: renewed. */
+	w.sys.now += 20 * SEC;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_HOLD, 6));
+	/* Memory short: holds go first, before parked regions. */
+	set_parked(&w, 5, true, T0);
+	w.mem_explicit = true;
+	w.sys.mem_free_pages = w.sys.mem_available_pages = NR * RP / 20;
+	decide(&w);
+	assert_int_equal(w.out[0].kind, RPM_ACT_UNPARK);
+	assert_true(w.out[0].region == 6 || w.out[0].region == 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1079,6 +1237,10 @@ int main(void)
 		cmocka_unit_test(test_keep_set_moves_nothing_needlessly),
 		cmocka_unit_test(test_hot_pages_move),
 		cmocka_unit_test(test_shortfall_unparks),
+		cmocka_unit_test(test_reclaim_unparks),
+		cmocka_unit_test(test_cache_room),
+		cmocka_unit_test(test_pinned_rescan_backoff),
+		cmocka_unit_test(test_holds),
 		cmocka_unit_test(test_token_bucket),
 		cmocka_unit_test(test_refund_and_adaptation),
 		cmocka_unit_test(test_psi_rising_slows_down),
