@@ -651,10 +651,18 @@ static int unpark(struct manager *m, struct rpm_region *reg, const char *why)
 	r = rpm_genl_unpark(m->genl, reg->id);
 	if (r < 0) {
 		note_error(m, r);
+		refresh_region(m, reg, false);
+		/*
+		 * The kernel gave it back meanwhile (shrinker, OOM, timeout):
+		 * its release event is on the way, nothing went wrong.
+		 */
+		if (r == -EINVAL && reg->state == RPM_REGION_ACTIVE) {
+			log_debug("region %u: already given back by the kernel", reg->id);
+			return 0;
+		}
 		m->errors++;
 		log_warning("region %u: unpark failed: %s%s%s", reg->id, strerror(-r),
-			    extack_sep(m), rpm_genl_extack(m->genl));
-		refresh_region(m, reg, false);
+			    m->last_extack[0] ? ": " : "", m->last_extack);
 		return r;
 	}
 	reg->ours = false;
