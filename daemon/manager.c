@@ -658,6 +658,7 @@ static int unpark(struct manager *m, struct rpm_region *reg, const char *why)
 		 */
 		if (r == -EINVAL && reg->state == RPM_REGION_ACTIVE) {
 			log_debug("region %u: already given back by the kernel", reg->id);
+			m->last_error = 0;
 			return 0;
 		}
 		m->errors++;
