@@ -21,6 +21,6 @@
 
 /* One region of ListRegions()/GetRegion(): id, start pfn, pages, state,
  * zones, free, anon, file, unmovable, parked (pages), last action. */
-#define RPM_BUS_REGION_SIG	"(uttssttttts)"
+#define RPM_BUS_REGION_SIG	"(uttsstttttss)"
 /* A breakdown count the daemon has not scanned yet. */
 #define RPM_BUS_UNSCANNED	UINT64_MAX

@@ -348,6 +348,26 @@ static const char *region_state_name(enum rpm_region_state s)
 	}
 }
 
+/* The region's part in the last plan (policy.c), for ListRegions. */
+static const char *region_role_name(enum rpm_region_role role)
+{
+	switch (role) {
+	case RPM_ROLE_KEEP:
+		return "keep";
+	case RPM_ROLE_PINNED:
+		return "pinned";
+	case RPM_ROLE_TARGET:
+		return "empty";
+	case RPM_ROLE_SPARE:
+		return "park";
+	case RPM_ROLE_PARKED:
+		return "parked";
+	case RPM_ROLE_NONE:
+	default:
+		return "-";
+	}
+}
+
 static int append_region(sd_bus_message *reply, const struct rpm_region *r)
 {
 	const struct rpm_region_detail *d = &r->detail;
@@ -362,7 +382,8 @@ static int append_region(sd_bus_message *reply, const struct rpm_region *r)
 				     region_state_name(r->state), r->zones, r->free_pages, anon,
 				     file, unmovable,
 				     r->state == RPM_REGION_PARKED ? r->parked_pages : (uint64_t)0,
-				     r->last_action ? r->last_action : "none");
+				     r->last_action ? r->last_action : "none",
+				     region_role_name(r->role));
 }
 
 /* ---- methods -------------------------------------------------------------- */

@@ -117,7 +117,7 @@ static void help(void)
 	       "      --no-pager       do not pipe status and regions into a pager\n"
 	       "  -h, --help           this help\n"
 	       "  -V, --version        version\n\n"
-	       "Columns: ID RANGE SIZE STATE ZONES FREE ANON FILE UNMOVABLE PARKED ACTION\n"
+	       "Columns: ID RANGE SIZE STATE ZONES FREE ANON FILE UNMOVABLE PARKED PLAN ACTION\n"
 	       "(default: all but SIZE).\n\n"
 	       "Exit status: 0 ok, 1 failure, 2 usage, 3 daemon not reachable,\n"
 	       "4 permission denied, 5 refused by the daemon, 6 check found something missing.\n"
@@ -503,7 +503,7 @@ out:
 struct region {
 	uint32_t id;
 	uint64_t start_pfn, pages;
-	char *state, *zones, *last_action;
+	char *state, *zones, *last_action, *role;
 	uint64_t free, anon, file, unmovable, parked;
 };
 
@@ -513,24 +513,26 @@ static void regions_free(struct region *v, size_t n)
 		free(v[i].state);
 		free(v[i].zones);
 		free(v[i].last_action);
+		free(v[i].role);
 	}
 	free(v);
 }
 
 static int read_region(sd_bus_message *m, struct region *g)
 {
-	const char *state, *zones, *action;
+	const char *state, *zones, *action, *role;
 	int r;
 
 	r = sd_bus_message_read(m, REGION_SIG, &g->id, &g->start_pfn, &g->pages, &state,
 				&zones, &g->free, &g->anon, &g->file, &g->unmovable,
-				&g->parked, &action);
+				&g->parked, &action, &role);
 	if (r <= 0)
 		return r;
 	g->state = strdup(state);
 	g->zones = strdup(zones);
 	g->last_action = strdup(action);
-	if (!g->state || !g->zones || !g->last_action)
+	g->role = strdup(role);
+	if (!g->state || !g->zones || !g->last_action || !g->role)
 		return -ENOMEM;
 	return 1;
 }
@@ -573,6 +575,7 @@ static int list_regions(sd_bus *bus, struct region **ret, size_t *n)
 			free(v[count].state);
 			free(v[count].zones);
 			free(v[count].last_action);
+			free(v[count].role);
 			break;
 		}
 		count++;
@@ -598,7 +601,7 @@ out:
 
 enum col_id {
 	COL_ID, COL_RANGE, COL_SIZE, COL_STATE, COL_ZONES, COL_FREE, COL_ANON,
-	COL_FILE, COL_UNMOVABLE, COL_PARKED, COL_ACTION, N_COLS
+	COL_FILE, COL_UNMOVABLE, COL_PARKED, COL_ROLE, COL_ACTION, N_COLS
 };
 
 static const struct coldesc {
@@ -618,6 +621,7 @@ static const struct coldesc {
 	[COL_FILE] = { "FILE", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, true },
 	[COL_UNMOVABLE] = { "UNMOVABLE", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, true },
 	[COL_PARKED] = { "PARKED", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, true },
+	[COL_ROLE] = { "PLAN", 6, 0, SCOLS_JSON_STRING, true },
 	[COL_ACTION] = { "ACTION", 8, 0, SCOLS_JSON_STRING, true },
 };
 
@@ -761,6 +765,9 @@ static int cmd_regions(void)
 			case COL_PARKED:
 				r = set_pages(ln, i, g->parked);
 				break;
+			case COL_ROLE:
+				r = scols_line_set_data(ln, i, g->role);
+				break;
 			case COL_ACTION:
 				r = scols_line_set_data(ln, i, g->last_action);
 				break;
@@ -872,7 +879,9 @@ static void print_status_json(const struct props *p, const struct region *v, siz
 		json_pages("file", g->file, true);
 		json_pages("unmovable", g->unmovable, true);
 		json_pages("parked", g->parked, true);
-		printf("      \"action\": ");
+		printf("      \"plan\": ");
+		json_str(g->role);
+		printf(",\n      \"action\": ");
 		json_str(g->last_action);
 		printf("\n    }");
 	}

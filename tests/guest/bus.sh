@@ -219,14 +219,14 @@ tap_check "Policy has Policy.HeadroomPercent and the config override Policy.Park
 
 # ---- read-only methods --------------------------------------------------------
 tap_check "GetRegion 0: a scanned region (breakdown not UINT64_MAX)" \
-	bash -c "busctl --address='$ADDR' call org.regionpm1 /org/regionpm1 $IFACE GetRegion u 0 | grep -E '^\\(uttssttttts\\) 0 0 [0-9]+ \"active\" \"[A-Za-z0-9,]+\"' | grep -qv 18446744073709551615"
+	bash -c "busctl --address='$ADDR' call org.regionpm1 /org/regionpm1 $IFACE GetRegion u 0 | grep -E '^\\(uttsstttttss\\) 0 0 [0-9]+ \"active\" \"[A-Za-z0-9,]+\"' | grep -qv 18446744073709551615"
 # Scans for GetRegion, counted in the daemon's debug log.
 scans() { grep -c 'page scan for D-Bus GetRegion()' "$work/daemon.log"; }
 unpriv_no_scan() {
 	local before after out
 	before=$(scans)
 	out=$(nobody busctl --address="$ADDR" call org.regionpm1 /org/regionpm1 $IFACE GetRegion u 0) || return 1
-	echo "$out" | grep -qE '^\(uttssttttts\) 0 0 ' || { echo "reply: $out"; return 1; }
+	echo "$out" | grep -qE '^\(uttsstttttss\) 0 0 ' || { echo "reply: $out"; return 1; }
 	out=$(nobody busctl --address="$ADDR" call org.regionpm1 /org/regionpm1 $IFACE GetRegion u 0) || return 1
 	after=$(scans)
 	echo "scans before $before, after two GetRegion as nobody $after"
