@@ -9,8 +9,8 @@
  *      work for PressureBackoffSec= and give memory back (our holds, then
  *      our parked regions, most recently parked first) until the headroom
  *      is restored.  Reclaim that evicts useful cache (file refaults or
- *      kswapd steals above ReclaimUnparkPagesPerSec=) gives one region
- *      back and pauses too.  Nothing else happens in such a pass.
+ *      reclaim steals above ReclaimUnparkPagesPerSec=) gives back as much
+ *      as it took and pauses too.  Nothing else happens in such a pass.
  *   3. Plan the keep set: the fewest regions that hold every page in use
  *      plus the free memory the headroom needs (MemAvailable counts
  *      reclaimable cache, so only the part of the headroom it does not
@@ -310,11 +310,12 @@ static uint64_t cache_reserve(struct pass *p)
 }
 
 /*
- * Update the reclaim rates from the vmstat counters.  Returns true when
- * reclaim evicts useful memory faster than ReclaimUnparkPagesPerSec=
- * while we hold memory back: then a region comes back.
+ * Update the reclaim rates from the vmstat counters.  Returns the pages
+ * reclaim evicted (or that were read back in) since the last pass when
+ * that is faster than ReclaimUnparkPagesPerSec= while we hold memory
+ * back: that much comes back, at least one region.  0 otherwise.
  */
-static bool reclaim_wants_memory(struct pass *p)
+static uint64_t reclaim_wants_memory(struct pass *p)
 {
 	struct rpm_policy_state *st = p->st;
 	const struct rpm_system *sys = p->sys;
@@ -323,7 +324,7 @@ static bool reclaim_wants_memory(struct pass *p)
 	double dt;
 
 	if (!sys->vmstat_valid)
-		return false;
+		return 0;
 	if (!st->vm_prev_valid || sys->now <= st->vm_prev_when ||
 	    sys->refault_file < st->vm_prev_refault || sys->pgsteal < st->vm_prev_steal) {
 		st->vm_prev_valid = true;
@@ -331,7 +332,7 @@ static bool reclaim_wants_memory(struct pass *p)
 		st->vm_prev_refault = sys->refault_file;
 		st->vm_prev_steal = sys->pgsteal;
 		st->vm_prev_dropped = st->total_dropped;
-		return false;
+		return 0;
 	}
 	refaults = sys->refault_file - st->vm_prev_refault;
 	steals = sys->pgsteal - st->vm_prev_steal;
@@ -345,11 +346,13 @@ static bool reclaim_wants_memory(struct pass *p)
 
 	limit = p->cfg->reclaim_unpark_pages_per_sec;
 	if (!limit)
-		return false;
+		return 0;
 	for (size_t i = 0; i < p->n_regions && !ours; i++)
 		ours = p->regions[i].ours;
 	want = (double)refaults > (double)limit * dt || (double)steals > (double)limit * dt;
-	return ours && want;
+	if (!ours || !want)
+		return 0;
+	return refaults > steals ? refaults : steals;
 }
 
 /* ---- parking ---------------------------------------------------------- */
@@ -866,7 +869,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	bool psi = sys->psi_event || psi_over_limit(cfg, sys);
 	/* The kernel took a parked region back: it unparks what it needs. */
 	bool pressure = psi || st->pressure_pending;
-	uint64_t shortfall, room;
+	uint64_t shortfall, room, evicted;
 
 	p.park_limit = p.headroom + pct_of(all, cfg->hysteresis_percent);
 	for (size_t i = 0; i < n_regions; i++) {
@@ -891,9 +894,11 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		       p.avail < p.headroom ? "memory below headroom" : "memory pressure");
 		return p.n;
 	}
-	if (reclaim_wants_memory(&p)) {
+	evicted = reclaim_wants_memory(&p);
+	if (evicted) {
+		/* As much back as reclaim took since the last pass. */
 		st->paused_until = sys->now + sec_to_usec(cfg->pressure_backoff_sec);
-		unpark(&p, 0, true, "reclaim evicts cache");
+		unpark(&p, evicted, true, "reclaim evicts cache");
 		return p.n;
 	}
 	room = cache_reserve(&p);
