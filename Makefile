@@ -67,8 +67,8 @@ $(BUILD)/regionpmd: $(BUILD)/daemon/regionpmd.o $(BUILD)/daemon/libregionpmd.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm
 
 # regionpmctl: a D-Bus client (names in daemon/bus-api.h); of the daemon it
-# links only the netlink message parser, for "check".
-$(BUILD)/regionpmctl: $(BUILD)/daemon/regionpmctl.o $(BUILD)/daemon/genl.o
+# links only the netlink message parser and the /proc parsers, for "check".
+$(BUILD)/regionpmctl: $(BUILD)/daemon/regionpmctl.o $(BUILD)/daemon/genl.o $(BUILD)/daemon/procfs-util.o
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libsystemd libmnl smartcols)
 
 $(BUILD)/daemon/test-%: $(BUILD)/daemon/test-%.o $(BUILD)/daemon/libregionpmd.a

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -380,6 +381,100 @@ int procfs_parse_vmstat(const char *text, struct rpm_vmstat *v)
 		vmstat_store(v, name, len, val);
 	}
 	return v->n_found ? 0 : -EBADMSG;
+}
+
+/* ---- zoneinfo ----------------------------------------------------------- */
+
+struct zoneinfo_parse {
+	struct rpm_zoneinfo *z;
+	bool in_zone, movable, counted;
+	bool bad;
+};
+
+/*
+ * One line of zoneinfo: "Node 0, zone   Normal" starts a zone; its first
+ * "managed N" line (before the per-cpu pagesets) is its managed pages.
+ */
+static void zoneinfo_line(struct zoneinfo_parse *p, const char *line, size_t len)
+{
+	char name[32];
+	unsigned node;
+	uint64_t val;
+	const char *s;
+
+	if (len >= 4 && !strncmp(line, "Node", 4)) {
+		if (sscanf(line, "Node %u, zone %31s", &node, name) != 2) {
+			p->bad = true;
+			return;
+		}
+		p->in_zone = true;
+		p->counted = false;
+		p->movable = !strcmp(name, "Movable");
+		return;
+	}
+	if (!p->in_zone || p->counted)
+		return;
+	s = skip_blanks(line);
+	if (strncmp(s, "managed", 7) || !is_blank(s[7]))
+		return;
+	s = skip_blanks(s + 7);
+	if (parse_u64(&s, &val) < 0 || !at_eol(s)) {
+		p->bad = true;
+		return;
+	}
+	p->counted = true;
+	if (!val)
+		return;
+	p->z->managed_pages += val;
+	p->z->zones++;
+	if (p->movable) {
+		p->z->movable_pages += val;
+		p->z->movable_zones++;
+	}
+}
+
+int procfs_parse_zoneinfo(const char *text, struct rpm_zoneinfo *z)
+{
+	struct zoneinfo_parse p = { .z = z };
+
+	if (!text || !z)
+		return -EINVAL;
+	memset(z, 0, sizeof(*z));
+	for (const char *s = text; *s; s = next_line(s)) {
+		const char *e = strchr(s, '\n');
+
+		zoneinfo_line(&p, s, e ? (size_t)(e - s) : strlen(s));
+	}
+	return p.bad || !z->zones ? -EBADMSG : 0;
+}
+
+int procfs_read_zoneinfo(const char *root, struct rpm_zoneinfo *z)
+{
+	struct zoneinfo_parse p = { .z = z };
+	char path[4096], *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+
+	if (!z)
+		return -EINVAL;
+	memset(z, 0, sizeof(*z));
+	if ((size_t)snprintf(path, sizeof(path), "%s%s", root ? root : "", RPM_PROC_ZONEINFO) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (memchr(line, '\0', (size_t)n)) {
+			p.bad = true;
+			break;
+		}
+		zoneinfo_line(&p, line, (size_t)n);
+	}
+	free(line);
+	fclose(f);
+	return p.bad || !z->zones ? -EBADMSG : 0;
 }
 
 /* ---- file forms -------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #define RPM_PROC_PRESSURE_MEMORY	"/proc/pressure/memory"
 #define RPM_PROC_MEMINFO		"/proc/meminfo"
 #define RPM_PROC_VMSTAT			"/proc/vmstat"
+#define RPM_PROC_ZONEINFO		"/proc/zoneinfo"
 
 /* One line of a PSI file; averages as percent * 100 (exact, no floats). */
 struct rpm_psi_line {
@@ -87,6 +88,22 @@ int procfs_read_meminfo(const char *root, struct rpm_meminfo *m);
  */
 int procfs_parse_vmstat(const char *text, struct rpm_vmstat *v);
 int procfs_read_vmstat(const char *root, struct rpm_vmstat *v);
+
+/*
+ * Managed pages per zone kind from /proc/zoneinfo, summed over nodes:
+ * ZONE_MOVABLE against all.  Memory in ZONE_MOVABLE holds no unmovable
+ * kernel allocation, so regions wholly in it can always be emptied.
+ */
+struct rpm_zoneinfo {
+	uint64_t managed_pages;		/* every zone */
+	uint64_t movable_pages;		/* zone Movable */
+	unsigned zones, movable_zones;	/* zones with managed pages */
+};
+
+/* Parse zoneinfo text; -EBADMSG without a single zone. */
+int procfs_parse_zoneinfo(const char *text, struct rpm_zoneinfo *z);
+/* Read root/proc/zoneinfo line by line (it grows with CPUs and nodes). */
+int procfs_read_zoneinfo(const char *root, struct rpm_zoneinfo *z);
 
 /* kB to pages of page_size bytes (rounded down); 0 for a bad page size. */
 uint64_t procfs_kb_to_pages(uint64_t kb, uint64_t page_size);

@@ -33,6 +33,7 @@
 
 #include "bus-api.h"
 #include "genl.h"
+#include "procfs-util.h"
 #include "linux/regionpm.h"
 
 #define RPM_VERSION "0.1"
@@ -1574,6 +1575,34 @@ out:
 	sd_bus_flush_close_unref(bus);
 }
 
+/*
+ * ZONE_MOVABLE (movablecore=, memory_hotplug.online_policy=auto-movable,
+ * virtio-mem, CXL): no unmovable kernel allocation lands there, so every
+ * region wholly in it can be emptied; the rest of memory sets the ceiling.
+ */
+static void check_movable(void)
+{
+	struct rpm_zoneinfo z;
+	int r = procfs_read_zoneinfo(NULL, &z);
+
+	if (r < 0) {
+		printf("%-8s movable memory: /proc/zoneinfo: %s\n", "INFO", strerror(-r));
+		return;
+	}
+	if (!z.movable_pages) {
+		printf("%-8s movable memory: no ZONE_MOVABLE; slab and page tables may land in "
+		       "any region (movablecore= or memory_hotplug.online_policy=auto-movable "
+		       "make a part of memory that can always be emptied)\n", "INFO");
+		return;
+	}
+	printf("%-8s movable memory: %" PRIu64 " MiB of %" PRIu64 " MiB (%" PRIu64
+	       " %%) in ZONE_MOVABLE: regions wholly in it can always be emptied, the "
+	       "kernel's unmovable memory lives in the other %" PRIu64 " MiB\n", "INFO",
+	       z.movable_pages * PAGE_BYTES >> 20, z.managed_pages * PAGE_BYTES >> 20,
+	       z.movable_pages * 100 / z.managed_pages,
+	       (z.managed_pages - z.movable_pages) * PAGE_BYTES >> 20);
+}
+
 static int cmd_check(void)
 {
 	static const char *const params[] = { "enable", "region_size", "bias", "frontier",
@@ -1646,6 +1675,7 @@ static int cmd_check(void)
 	     "above could not open the files");
 
 	check_daemon(&c);
+	check_movable();
 
 	if (c.missing[ITEM_REQUIRED])
 		printf("%u required item(s) missing: regionpmd cannot run here.\n",

@@ -275,6 +275,34 @@ static void test_vmstat_malformed(void **state)
 	assert_int_equal(procfs_parse_vmstat(NULL, &v), -EINVAL);
 }
 
+static void test_zoneinfo(void **state)
+{
+	struct rpm_zoneinfo z;
+
+	(void)state;
+	assert_int_equal(procfs_parse_zoneinfo(text("zoneinfo-movable", buf, sizeof(buf)), &z), 0);
+	/* DMA, DMA32 and Movable have pages; Normal and Device have none. */
+	assert_int_equal(z.zones, 3);
+	assert_int_equal(z.managed_pages, 3840 + 254916 + 253044);
+	assert_int_equal(z.movable_pages, 253044);
+	assert_int_equal(z.movable_zones, 1);
+	memset(&z, 0xff, sizeof(z));
+	assert_int_equal(procfs_read_zoneinfo(root(), &z), 0);
+	assert_int_equal(z.movable_pages, 253044);
+	assert_int_equal(procfs_parse_zoneinfo(text("zoneinfo-plain", buf, sizeof(buf)), &z), 0);
+	assert_int_equal(z.movable_pages, 0);
+	assert_int_equal(z.managed_pages, 3840 + 254916);
+	assert_int_equal(procfs_read_zoneinfo(NULL, &z), 0);	/* this machine's */
+	assert_true(z.managed_pages > 0);
+	/* Garbage is refused, never half read. */
+	assert_int_equal(procfs_parse_zoneinfo(text("zoneinfo-garbled", buf, sizeof(buf)), &z), -EBADMSG);
+	assert_int_equal(procfs_parse_zoneinfo(text("zoneinfo-bad-number", buf, sizeof(buf)), &z), -EBADMSG);
+	assert_int_equal(procfs_parse_zoneinfo(text("meminfo-ok", buf, sizeof(buf)), &z), -EBADMSG);
+	assert_int_equal(procfs_parse_zoneinfo("", &z), -EBADMSG);
+	assert_int_equal(procfs_parse_zoneinfo(NULL, &z), -EINVAL);
+	assert_int_equal(procfs_read_zoneinfo("/nonexistent", &z), -ENOENT);
+}
+
 /* Random bytes and every prefix of a good file: no crash, no success on garbage. */
 static void test_fuzz_no_crash(void **state)
 {
@@ -282,6 +310,7 @@ static void test_fuzz_no_crash(void **state)
 	struct rpm_pressure p;
 	struct rpm_meminfo m;
 	struct rpm_vmstat v;
+	struct rpm_zoneinfo z;
 	unsigned seed = 12345;
 	size_t len;
 
@@ -295,6 +324,7 @@ static void test_fuzz_no_crash(void **state)
 		(void)procfs_parse_meminfo(good, &m);
 		(void)procfs_parse_vmstat(good, &v);
 		(void)procfs_parse_pressure(good, &p);
+		(void)procfs_parse_zoneinfo(good, &z);
 		good[cut] = c;
 	}
 	for (int round = 0; round < 2000; round++) {
@@ -306,6 +336,7 @@ static void test_fuzz_no_crash(void **state)
 		(void)procfs_parse_meminfo(junk, &m);
 		(void)procfs_parse_vmstat(junk, &v);
 		(void)procfs_parse_pressure(junk, &p);
+		(void)procfs_parse_zoneinfo(junk, &z);
 	}
 }
 
@@ -320,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_meminfo_malformed),
 		cmocka_unit_test(test_vmstat_ok),
 		cmocka_unit_test(test_vmstat_malformed),
+		cmocka_unit_test(test_zoneinfo),
 		cmocka_unit_test(test_fuzz_no_crash),
 	};
 

@@ -16,7 +16,9 @@
  *   kpageflags-regions [-s REGION_BYTES] [-f KPAGEFLAGS] [-m MAX_PFN] [-j]
  *
  * Region size defaults to the memory block size.  Output: one line per
- * region with memory, then a summary line; -j prints JSON instead.
+ * region with memory (the last column: how many of its unmovable pages are
+ * reserved, e.g. the memmap memblock put there at boot), then a summary
+ * line; -j prints JSON instead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,6 +44,7 @@
 
 struct region {
 	uint64_t present, free, unmovable, kernel, used;
+	uint64_t reserved;	/* of unmovable: reserved (memblock, e.g. the memmap) */
 };
 
 static uint64_t read_hex_file(const char *path)
@@ -130,8 +133,11 @@ int main(int argc, char **argv)
 				reg->free++;
 			else if (fl & ((1ULL << KPF_SLAB) | (1ULL << KPF_PGTABLE) |
 				       (1ULL << KPF_RESERVED)))
+			{
 				reg->unmovable++;
-			else if (!(fl & KPF_USER_MASK))
+				if (fl & (1ULL << KPF_RESERVED))
+					reg->reserved++;
+			} else if (!(fl & KPF_USER_MASK))
 				reg->kernel++;
 			else
 				reg->used++;
@@ -172,9 +178,10 @@ int main(int argc, char **argv)
 			if (!r[i].present)
 				continue;
 			printf("%s{\"id\": %" PRIu64 ", \"present\": %" PRIu64 ", \"free\": %" PRIu64
-			       ", \"unmovable\": %" PRIu64 ", \"kernel\": %" PRIu64 ", \"used\": %" PRIu64 "}",
+			       ", \"unmovable\": %" PRIu64 ", \"kernel\": %" PRIu64 ", \"used\": %" PRIu64
+			       ", \"reserved\": %" PRIu64 "}",
 			       first ? "" : ", ", i, r[i].present, r[i].free, r[i].unmovable,
-			       r[i].kernel, r[i].used);
+			       r[i].kernel, r[i].used, r[i].reserved);
 			first = 0;
 		}
 		printf("], \"present_regions\": %" PRIu64 ", \"empty_regions\": %" PRIu64
@@ -185,13 +192,13 @@ int main(int argc, char **argv)
 		       with_kernel, bound_strict);
 		return 0;
 	}
-	printf("%6s %10s %10s %10s %10s %10s\n", "region", "present", "free", "unmovable",
-	       "kernel", "used");
+	printf("%6s %10s %10s %10s %10s %10s %10s\n", "region", "present", "free", "unmovable",
+	       "kernel", "used", "reserved");
 	for (uint64_t i = 0; i < nr; i++)
 		if (r[i].present)
 			printf("%6" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-			       " %10" PRIu64 "\n", i, r[i].present, r[i].free, r[i].unmovable,
-			       r[i].kernel, r[i].used);
+			       " %10" PRIu64 " %10" PRIu64 "\n", i, r[i].present, r[i].free,
+			       r[i].unmovable, r[i].kernel, r[i].used, r[i].reserved);
 	printf("regions %" PRIu64 " empty %" PRIu64 " with-unmovable %" PRIu64
 	       " bound-simple %" PRIu64 " bound-tight %" PRIu64 " with-kernel %" PRIu64
 	       " bound-strict %" PRIu64 "\n",

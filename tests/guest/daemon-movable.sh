@@ -1,0 +1,8 @@
+#!/bin/bash
+# regionpmd with half of memory in ZONE_MOVABLE (boot with movablecore=),
+# as virtio-mem, CXL and memory_hotplug.online_policy=auto-movable set
+# memory up: no slab or page table can land in the movable half, so the
+# daemon must reach 95 % of the simple bound (total - ceil(used / region)),
+# not only of the bound that keeps regions with unmovable pages.
+here=$(cd "$(dirname "$0")" && pwd)
+REGIONPM_DAEMON_BOUND=simple REGIONPM_DAEMON_RATIO=95 exec "$here/daemon.sh"
