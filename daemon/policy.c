@@ -734,14 +734,23 @@ static size_t top_targets(struct pass *p, struct pick *top)
 	return n;
 }
 
-/* Returns false when the token bucket cannot pay for any call now. */
+/*
+ * Empty one target: as many calls as the token bucket pays for, each at
+ * most the region's adapted budget, the last one a PARK that compacts
+ * first (so the emptied region is never open to the allocator; the
+ * margin covers pages that arrive meanwhile).  One region is finished
+ * before the next is started: without holds, pages moved out of a
+ * half-emptied target land in the free pages of the next one (movable
+ * allocations prefer their own zone), and came back when that one was
+ * emptied in turn.  Returns false when the bucket ran dry before the
+ * region was planned to its end.
+ */
 static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 {
 	struct rpm_policy_state *st = p->st;
 	uint64_t cap = p->cfg->budget_pages_per_region;
+	uint64_t left = pl->used, avail_cost;
 	struct rpm_region_budget *b;
-	uint64_t budget, tokens, avail_cost;
-	bool park;
 
 	if (r->spanned_pages && cap > r->spanned_pages)
 		cap = r->spanned_pages;	/* the kernel refuses more */
@@ -750,38 +759,38 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 	b = budget_get(st, r->id, cap, p->sys->now);
 	if (b->budget > cap || !b->budget)
 		b->budget = cap;
-	tokens = st->budget_tokens > 0 ? (uint64_t)st->budget_tokens : 0;
-	budget = b->budget < tokens ? b->budget : tokens;
-	/* Too few tokens for a call worth making: wait for the bucket. */
-	if (budget < RPM_POLICY_MIN_CHUNK && budget < pl->used)
-		return false;
-	/*
-	 * The last call parks in the same request, so the emptied region is
-	 * never open to the allocator; the margin covers pages that arrive
-	 * meanwhile.  Parking takes the region's free pages (already gone
-	 * if held) and the migrated pages take free pages elsewhere.
-	 */
+	/* Parking takes the free pages (already gone if held), moves take free pages elsewhere. */
 	avail_cost = pl->migrate + (held_by_us(r) ? 0 : r->free_pages);
-	park = p->cfg->park && pl->used + pl->used / 8 + 64 <= budget &&
-	       p->avail >= avail_cost && p->avail - avail_cost >= p->park_limit;
-	if (park) {
-		if (p->n >= p->max_actions)
-			return true;
-		p->out[p->n++] = (struct rpm_action) {
-			.kind = RPM_ACT_PARK, .region = r->id, .mode = pl->mode,
-			.budget = budget, .compact_first = true,
-			.reason = "empty it and park it in one call",
-		};
-		p->avail -= avail_cost;
-	} else if (!emit(p, RPM_ACT_COMPACT, r->id, pl->mode, budget,
-			 pl->mode == RPM_COMPACT_BOTH ?
-			 "drop idle cache, migrate the rest" : "migrate")) {
-		return true;
+	while (p->n < p->max_actions) {
+		uint64_t tokens = st->budget_tokens > 0 ? (uint64_t)st->budget_tokens : 0;
+		uint64_t budget = b->budget < tokens ? b->budget : tokens;
+		bool park;
+
+		/* Too few tokens for a call worth making: wait for the bucket. */
+		if (budget < RPM_POLICY_MIN_CHUNK && budget < left)
+			return false;
+		park = p->cfg->park && left + left / 8 + 64 <= budget &&
+		       p->avail >= avail_cost && p->avail - avail_cost >= p->park_limit;
+		if (park) {
+			p->out[p->n++] = (struct rpm_action) {
+				.kind = RPM_ACT_PARK, .region = r->id, .mode = pl->mode,
+				.budget = budget, .compact_first = true,
+				.reason = "empty it and park it in one call",
+			};
+			p->avail -= avail_cost;
+		} else {
+			emit(p, RPM_ACT_COMPACT, r->id, pl->mode, budget,
+			     pl->mode == RPM_COMPACT_BOTH ?
+			     "drop idle cache, migrate the rest" : "migrate");
+		}
+		st->budget_tokens -= (double)budget;
+		b->pending = budget;
+		b->when = p->sys->now;
+		if (park || budget >= left)
+			break;
+		left -= budget;
 	}
-	st->budget_tokens -= (double)budget;
-	b->pending = budget;
-	b->when = p->sys->now;
-	p->absorb -= pl->migrate;
+	p->absorb -= pl->migrate < p->absorb ? pl->migrate : p->absorb;
 	return true;
 }
 
@@ -948,7 +957,6 @@ void policy_note_compact(struct rpm_policy_state *st, struct rpm_region *r,
 		} else if (done && !failed && b->budget < UINT64_MAX / 2) {
 			b->budget *= 2;	/* policy_decide caps it */
 		}
-		b->pending = 0;
 		b->when = now;
 	}
 	if (!error && r->managed_pages && r->free_pages >= r->managed_pages) {

@@ -1215,6 +1215,46 @@ static void test_holds(void **state)
 	assert_true(w.out[0].region == 6 || w.out[0].region == 7);
 }
 
+/* One target is planned to its end (calls, then a compacting park) before the next. */
+static void test_one_target_at_a_time(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_used(&w, 6, 14000, 0);
+	set_used(&w, 7, 12000, 0);
+	w.cfg.budget_pages_per_sec = 100000;
+	w.cfg.budget_pages_per_region = 8192;
+	w.st.last_pass = T0 - 10 * SEC;	/* a full bucket */
+	w.reclaimable = 3 * RP;		/* room for both */
+	decide(&w);
+	/* 7 (cheaper): 8192, then the park takes the last 3808 + margin. */
+	{
+		const struct rpm_action *a = w.out;
+		size_t k = 0;
+
+		while (k < w.n && a[k].kind == RPM_ACT_PARK && !a[k].compact_first)
+			k++;		/* spare regions parked first */
+		assert_int_equal(a[k].kind, RPM_ACT_COMPACT);
+		assert_int_equal(a[k].region, 7);
+		assert_int_equal(a[k + 1].kind, RPM_ACT_PARK);
+		assert_true(a[k + 1].compact_first);
+		assert_int_equal(a[k + 1].region, 7);
+		assert_int_equal(a[k + 2].region, 6);
+		assert_int_equal(a[k + 2].kind, RPM_ACT_COMPACT);
+	}
+	/* A bucket that runs dry stops after the region it was working on. */
+	world_init(&w);
+	set_used(&w, 6, 14000, 0);
+	set_used(&w, 7, 12000, 0);
+	w.cfg.budget_pages_per_sec = 10000;
+	w.cfg.budget_pages_per_region = 8192;
+	decide(&w);
+	assert_true(works(&w, 7));
+	assert_false(works(&w, 6));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1241,6 +1281,7 @@ int main(void)
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),
 		cmocka_unit_test(test_holds),
+		cmocka_unit_test(test_one_target_at_a_time),
 		cmocka_unit_test(test_token_bucket),
 		cmocka_unit_test(test_refund_and_adaptation),
 		cmocka_unit_test(test_psi_rising_slows_down),
