@@ -185,7 +185,63 @@ struct pass {
 	uint64_t absorb;	/* pages the rest of memory can still take in */
 	uint64_t region_pages;	/* the largest region's managed + parked pages */
 	unsigned prep;		/* SCAN and SAMPLE_IDLE actions so far */
+	/* Free and all pages per (node, zone): parking must not empty a zone. */
+	struct zone_acct {
+		uint64_t total, free;
+	} zones[RPM_POLICY_ZONE_SLOTS];
 };
+
+/*
+ * The (node, zone) slot of a region: its first zone (regions straddle
+ * zones only at the low end, which the kernel never parks), nodes beyond
+ * RPM_POLICY_ZONE_NODES folded onto lower ones (a coarser check there).
+ */
+static unsigned zone_slot(const struct rpm_region *r)
+{
+	static const char *const kinds[] = { "DMA", "DMA32", "Normal", "Movable", "Device" };
+	const char *z = r->zones;
+	size_t len = strcspn(z, ",");
+	unsigned k = RPM_POLICY_ZONE_KINDS - 1;
+
+	for (unsigned i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strlen(kinds[i]) == len && !strncmp(kinds[i], z, len))
+			k = i;
+	return (r->node % RPM_POLICY_ZONE_NODES) * RPM_POLICY_ZONE_KINDS + k;
+}
+
+static void count_zones(struct pass *p)
+{
+	for (size_t i = 0; i < p->n_regions; i++) {
+		const struct rpm_region *r = &p->regions[i];
+		struct zone_acct *z = &p->zones[zone_slot(r)];
+
+		z->total += r->managed_pages + r->parked_pages;
+		if (r->state == RPM_REGION_ACTIVE)
+			z->free += r->free_pages;
+	}
+}
+
+/*
+ * Taking @pages free pages of r's zone away (park or hold) leaves that zone
+ * at least half the headroom's share of it free.  The kernel's watermarks
+ * are per zone: with the global MemAvailable fine, a zone left without
+ * free pages (ZONE_MOVABLE with movablecore=, a small NUMA node) wakes
+ * kswapd, whose shrinker then gives parked regions back.
+ */
+static bool zone_can_give(struct pass *p, const struct rpm_region *r, uint64_t pages)
+{
+	struct zone_acct *z = &p->zones[zone_slot(r)];
+	uint64_t floor = pct_of(z->total, p->cfg->headroom_percent / 2);
+
+	return z->free >= pages && z->free - pages >= floor;
+}
+
+static void zone_take(struct pass *p, const struct rpm_region *r, uint64_t pages)
+{
+	struct zone_acct *z = &p->zones[zone_slot(r)];
+
+	z->free -= pages < z->free ? pages : z->free;
+}
 
 static bool emit(struct pass *p, enum rpm_action_kind kind, uint32_t region,
 		 enum rpm_compact_mode mode, uint64_t budget, const char *reason)
@@ -651,9 +707,12 @@ static void park_spare(struct pass *p)
 			continue;
 		if (p->avail < cost || p->avail - cost < p->park_limit)
 			continue;
+		if (cost && !zone_can_give(p, r, cost))
+			continue;
 		if (!emit(p, RPM_ACT_PARK, r->id, 0, 0, "region is empty"))
 			return;
 		p->avail -= cost;
+		zone_take(p, r, cost);
 	}
 }
 
@@ -688,9 +747,12 @@ static void hold_targets(struct pass *p)
 			continue;
 		if (p->avail < r->free_pages || p->avail - r->free_pages < p->park_limit)
 			continue;
+		if (!zone_can_give(p, r, r->free_pages))
+			continue;
 		if (!emit(p, RPM_ACT_HOLD, r->id, 0, 0, "to be emptied: no allocations"))
 			return;
 		p->avail -= r->free_pages;
+		zone_take(p, r, r->free_pages);
 	}
 }
 
@@ -770,8 +832,11 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 		if (budget < RPM_POLICY_MIN_CHUNK && budget < left)
 			return false;
 		park = p->cfg->park && left + left / 8 + 64 <= budget &&
-		       p->avail >= avail_cost && p->avail - avail_cost >= p->park_limit;
+		       p->avail >= avail_cost && p->avail - avail_cost >= p->park_limit &&
+		       (held_by_us(r) || zone_can_give(p, r, r->free_pages));
 		if (park) {
+			if (!held_by_us(r))
+				zone_take(p, r, r->free_pages);
 			p->out[p->n++] = (struct rpm_action) {
 				.kind = RPM_ACT_PARK, .region = r->id, .mode = pl->mode,
 				.budget = budget, .compact_first = true,
@@ -915,6 +980,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		return p.n;
 
 	observe_vacated(&p);
+	count_zones(&p);
 	shortfall = plan_keep_set(&p, room);
 	if (shortfall) {
 		unpark(&p, shortfall, false, "the active regions are too few");

@@ -1255,6 +1255,31 @@ static void test_one_target_at_a_time(void **state)
 	assert_false(works(&w, 6));
 }
 
+/* Parking leaves every zone some free pages, not only memory as a whole. */
+static void test_zone_floor(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	for (uint32_t i = 0; i < NR; i++)
+		snprintf(w.r[i].zones, sizeof(w.r[i].zones), "%s", i < 4 ? "DMA32" : "Movable");
+	set_used(&w, 4, RP, 0);		/* Movable: 4 full, 5-7 empty */
+	w.reclaimable = 4 * RP;
+	decide(&w);
+	/* DMA32 spares 2 and 3 go; of Movable's three, one stays free. */
+	assert_true(has(&w, RPM_ACT_PARK, 2) && has(&w, RPM_ACT_PARK, 3));
+	assert_int_equal(count_parks(&w), 4);
+	assert_false(has(&w, RPM_ACT_PARK, 5));
+
+	/* All in one zone: nothing holds the last spare back but the headroom. */
+	world_init(&w);
+	set_used(&w, 4, RP, 0);
+	w.reclaimable = 4 * RP;
+	decide(&w);
+	assert_int_equal(count_parks(&w), 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1282,6 +1307,7 @@ int main(void)
 		cmocka_unit_test(test_pinned_rescan_backoff),
 		cmocka_unit_test(test_holds),
 		cmocka_unit_test(test_one_target_at_a_time),
+		cmocka_unit_test(test_zone_floor),
 		cmocka_unit_test(test_token_bucket),
 		cmocka_unit_test(test_refund_and_adaptation),
 		cmocka_unit_test(test_psi_rising_slows_down),
