@@ -562,8 +562,15 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
 		/* Full of what the region holds now: plan the next call from it. */
 		refresh_region(m, reg, a->compact_first);
-		if (r == -EPERM || r == -ENOSPC)
-			policy_note_obstacle(&m->config.policy, reg, now, 1, 0);
+		/*
+		 * Refused for good (ZONE_DMA, max_parked_pct) or a page that
+		 * would not move: back off (doubling) instead of asking again
+		 * every pass.  The obstacle code only has to be non-zero.
+		 */
+		if (r == -EPERM || r == -ENOSPC ||
+		    (r == -EBUSY && !(res.migrated + res.dropped)))
+			policy_note_obstacle(&m->config.policy, reg, now,
+					     res.obstacle ? res.obstacle : REGIONPM_OBSTACLE_KERNEL, 0);
 		return;
 	}
 	if (a->compact_first)
@@ -626,7 +633,7 @@ static void do_hold(struct manager *m, struct rpm_region *reg, const struct rpm_
 		reg->last_action = "hold refused";
 		refresh_region(m, reg, false);
 		if (r == -ENOSPC || r == -EPERM)
-			policy_note_obstacle(&m->config.policy, reg, now, 1, 0);
+			policy_note_obstacle(&m->config.policy, reg, now, REGIONPM_OBSTACLE_KERNEL, 0);
 		return;
 	}
 	refresh_region(m, reg, false);
