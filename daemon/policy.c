@@ -185,6 +185,7 @@ struct pass {
 	uint64_t absorb;	/* pages the rest of memory can still take in */
 	uint64_t region_pages;	/* the largest region's managed + parked pages */
 	unsigned prep;		/* SCAN and SAMPLE_IDLE actions so far */
+	bool waiting;		/* work was left for want of tokens or room */
 	/* Free and all pages per (node, zone): parking must not empty a zone. */
 	struct zone_acct {
 		uint64_t total, free;
@@ -882,6 +883,8 @@ static void vacate(struct pass *p)
 			continue;
 		broke = !compact(p, r, pl);
 	}
+	/* Work left that only time (tokens) or the next pass's slots allow. */
+	p->waiting = broke || (n && p->n >= p->max_actions);
 	/*
 	 * Left-over preparation: learn which targets' cache is idle (so it
 	 * can be dropped rather than moved) and re-check pinned regions,
@@ -992,7 +995,12 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		hold_targets(&p);
 	p.absorb = p.avail > p.headroom ? p.avail - p.headroom : 0;
 	vacate(&p);
-	st->plan.converged = !st->plan.targets && p.n == 0;
+	/*
+	 * Nothing to do but watch: every region is where the plan wants it, or
+	 * what is left cannot be done now (no room to move it, backing off)
+	 * and only an event or a change of memory can make it possible.
+	 */
+	st->plan.converged = p.n == 0 && !p.waiting;
 	return p.n;
 }
 
