@@ -30,7 +30,7 @@ CPPFLAGS += -Iinclude/uapi
 
 TEST_PROGS := $(BUILD)/tests/regionpm_test $(BUILD)/tools/kpageflags-regions \
 	$(BUILD)/tools/regionpm-dumpbench $(BUILD)/tools/regionpm-releasebench \
-	$(BUILD)/tools/policybench
+	$(BUILD)/tools/policybench $(BUILD)/tools/allocbench
 
 .PHONY: all kernel kernel-src check check-debug demo bench vm-shell deps clean \
 	distclean-cache regen regen-check kernel-series mm-selftests check-fresh deb
@@ -93,6 +93,10 @@ $(BUILD)/tools/regionpm-dumpbench: tests/tools/regionpm-dumpbench.c tests/tools/
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libmnl)
 
+$(BUILD)/tools/allocbench: tests/tools/allocbench.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
+
 # The policy's pass time on large fixtures (host only, part of make bench).
 $(BUILD)/tools/policybench: tests/tools/policybench.c daemon/policy.c daemon/policy.h daemon/region.h
 	@mkdir -p $(@D)
@@ -150,6 +154,7 @@ bench: deps
 	@echo "policy pass time (host, fixtures; issue 9 asks <= 2 ms at 4096 regions):"
 	@$(BUILD)/tools/policybench
 	@bench/run-bench.sh
+	@bench/alloc-bench.sh
 
 # The regionpmd package (debian/), built by dpkg-buildpackage in a copy of
 # the tree under build/deb/src: user space only, the cmocka unit tests run
