@@ -632,8 +632,8 @@ static void do_hold(struct manager *m, struct rpm_region *reg, const struct rpm_
 		m->errors++;
 		reg->last_action = "hold refused";
 		refresh_region(m, reg, false);
-		if (r == -ENOSPC || r == -EPERM)
-			policy_note_obstacle(&m->config.policy, reg, now, REGIONPM_OBSTACLE_KERNEL, 0);
+		/* Refused for good (a hole, ZONE_DMA, max_parked_pct, busy): back off. */
+		policy_note_obstacle(&m->config.policy, reg, now, REGIONPM_OBSTACLE_KERNEL, 0);
 		return;
 	}
 	refresh_region(m, reg, false);
