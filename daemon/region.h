@@ -16,6 +16,7 @@ enum rpm_region_state {
 	RPM_REGION_ACTIVE = 0,	/* = REGIONPM_REGION_STATE_ACTIVE */
 	RPM_REGION_PARKED = 1,
 	RPM_REGION_BUSY = 2,
+	RPM_REGION_HELD = 3,	/* region-hold: pageblocks isolated, nothing allocated there */
 };
 
 /* Detailed page breakdown (region-get with the scan flag). */
@@ -37,8 +38,9 @@ struct rpm_region {
 	uint32_t node;
 	char zones[32];			/* zone names, comma separated ("DMA,DMA32") */
 	enum rpm_region_state state;
-	uint32_t owner_portid;		/* 0 when not parked */
+	uint32_t owner_portid;		/* 0 when neither parked nor held */
 	uint64_t parked_pages;
+	uint64_t held_pages;		/* pages in the pageblocks a hold isolated */
 	struct rpm_region_detail detail;
 
 	/* daemon view */
@@ -65,4 +67,5 @@ struct rpm_kernel_info {
 	bool bias;
 	uint32_t frontier;		/* region id of the allocation frontier */
 	uint64_t parked_pages;
+	uint64_t held_pages;		/* in held regions (0 from kernels without holds) */
 };
