@@ -40,6 +40,7 @@ static const enum mnl_attr_data_type info_types[REGIONPM_A_INFO_MAX + 1] = {
 	[REGIONPM_A_INFO_BIAS] = MNL_TYPE_U8,
 	[REGIONPM_A_INFO_FRONTIER] = MNL_TYPE_U32,
 	[REGIONPM_A_INFO_PARKED_PAGES] = MNL_TYPE_U64,
+	[REGIONPM_A_INFO_HELD_PAGES] = MNL_TYPE_U64,
 };
 
 static const enum mnl_attr_data_type region_types[REGIONPM_A_REGION_MAX + 1] = {
@@ -54,6 +55,7 @@ static const enum mnl_attr_data_type region_types[REGIONPM_A_REGION_MAX + 1] = {
 	[REGIONPM_A_REGION_OWNER_PORTID] = MNL_TYPE_U32,
 	[REGIONPM_A_REGION_PARKED_PAGES] = MNL_TYPE_U64,
 	[REGIONPM_A_REGION_DETAIL] = MNL_TYPE_NESTED,
+	[REGIONPM_A_REGION_HELD_PAGES] = MNL_TYPE_U64,
 };
 
 static const enum mnl_attr_data_type detail_types[REGIONPM_A_DETAIL_MAX + 1] = {
@@ -234,6 +236,7 @@ int rpm_parse_info(const struct nlmsghdr *nlh, struct rpm_kernel_info *info)
 		.bias = tb[REGIONPM_A_INFO_BIAS] && mnl_attr_get_u8(tb[REGIONPM_A_INFO_BIAS]),
 		.frontier = u32_or(tb[REGIONPM_A_INFO_FRONTIER], 0),
 		.parked_pages = u64_or(tb[REGIONPM_A_INFO_PARKED_PAGES], 0),
+		.held_pages = u64_or(tb[REGIONPM_A_INFO_HELD_PAGES], 0),
 	};
 	if (!info->region_size)
 		return -EBADMSG;
@@ -271,6 +274,22 @@ static int parse_detail(const struct nlattr *nest, struct rpm_region_detail *d)
 	return 0;
 }
 
+/* A state newer than this client is treated as busy: leave the region alone. */
+static enum rpm_region_state region_state(uint32_t s)
+{
+	switch (s) {
+	case REGIONPM_REGION_STATE_ACTIVE:
+		return RPM_REGION_ACTIVE;
+	case REGIONPM_REGION_STATE_PARKED:
+		return RPM_REGION_PARKED;
+	case REGIONPM_REGION_STATE_HELD:
+		return RPM_REGION_HELD;
+	case REGIONPM_REGION_STATE_BUSY:
+	default:
+		return RPM_REGION_BUSY;
+	}
+}
+
 int rpm_parse_region(const struct nlmsghdr *nlh, struct rpm_region *r)
 {
 	static const int req[] = {
@@ -298,9 +317,10 @@ int rpm_parse_region(const struct nlmsghdr *nlh, struct rpm_region *r)
 	r->managed_pages = mnl_attr_get_u64(tb[REGIONPM_A_REGION_MANAGED_PAGES]);
 	r->free_pages = mnl_attr_get_u64(tb[REGIONPM_A_REGION_FREE_PAGES]);
 	r->node = u32_or(tb[REGIONPM_A_REGION_NODE], UINT32_MAX);
-	r->state = (enum rpm_region_state)mnl_attr_get_u32(tb[REGIONPM_A_REGION_STATE]);
+	r->state = region_state(mnl_attr_get_u32(tb[REGIONPM_A_REGION_STATE]));
 	r->owner_portid = u32_or(tb[REGIONPM_A_REGION_OWNER_PORTID], 0);
 	r->parked_pages = u64_or(tb[REGIONPM_A_REGION_PARKED_PAGES], 0);
+	r->held_pages = u64_or(tb[REGIONPM_A_REGION_HELD_PAGES], 0);
 	if (detail.valid)
 		r->detail = detail;
 	/* zone is a multi-attr: every occurrence was validated above */
@@ -426,7 +446,7 @@ const char *rpm_obstacle_name(uint32_t o)
 const char *rpm_release_reason_name(uint32_t r)
 {
 	static const char *const names[] = {
-		"unpark", "owner-closed", "shrinker", "oom", "hotplug",
+		"unpark", "owner-closed", "shrinker", "oom", "hotplug", "timeout",
 	};
 	return r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }
@@ -823,6 +843,21 @@ int rpm_genl_unpark(struct rpm_genl *g, uint32_t id)
 	return transact(g, nlh, g->family, NULL, NULL);
 }
 
+int rpm_genl_hold(struct rpm_genl *g, uint32_t id, struct rpm_region *r)
+{
+	char buf[RPM_TXBUF];
+	struct nlmsghdr *nlh = msg_start(g, buf, g->family, REGIONPM_CMD_REGION_HOLD, NLM_F_ACK);
+	struct rpm_region tmp;
+	struct region_do d = { .r = r ?: &tmp };
+	int ret;
+
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, id);
+	ret = transact(g, nlh, g->family, region_do_cb, &d);
+	if (ret < 0)
+		return ret;
+	return d.got ? 0 : -EBADMSG;
+}
+
 int rpm_genl_read_events(struct rpm_genl *g, rpm_event_cb cb, void *userdata)
 {
 	bool lost = false;
@@ -862,12 +897,4 @@ int rpm_genl_read_events(struct rpm_genl *g, rpm_event_cb cb, void *userdata)
 		}
 	}
 	return lost ? -ENOBUFS : count;
-}
-
-/* MERGE: replaced by the kernel side's region-hold request (branch kdrain). */
-int rpm_genl_hold(struct rpm_genl *g, uint32_t id)
-{
-	(void)g;
-	(void)id;
-	return -EOPNOTSUPP;
 }

@@ -41,7 +41,7 @@ struct rpm_compact_result {
 
 enum rpm_event_kind {
 	RPM_EVENT_ALLOC = 1,		/* region-alloc-ntf: first page of a free region handed out */
-	RPM_EVENT_RELEASE,		/* region-release-ntf: a parked region was given back */
+	RPM_EVENT_RELEASE,		/* region-release-ntf: a parked or held region was given back */
 	RPM_EVENT_COMPACT,		/* region-compact-ntf */
 };
 
@@ -105,9 +105,16 @@ int rpm_genl_compact(struct rpm_genl *g, uint32_t id, uint32_t mode,
 /* @compact_first sets the park flag (compact with mode/budget, then park). */
 int rpm_genl_park(struct rpm_genl *g, uint32_t id, bool compact_first,
 		  uint32_t mode, uint64_t budget, struct rpm_compact_result *res);
+/* Ends a park, or a hold of ours (-EBUSY: held by another socket). */
 int rpm_genl_unpark(struct rpm_genl *g, uint32_t id);
-/* region-hold: no allocation from the region until it is parked or let go. */
-int rpm_genl_hold(struct rpm_genl *g, uint32_t id);
+/*
+ * Holds @id for the command socket, or renews our hold: its pageblocks
+ * stay isolated (nothing is allocated there, compaction targets go
+ * elsewhere) until it is parked, unparked, or the kernel ends the hold
+ * (socket closed, pressure, offline, regionpm.hold_timeout_ms without a
+ * renewal).  @r (may be NULL) gets the region as the kernel replied it.
+ */
+int rpm_genl_hold(struct rpm_genl *g, uint32_t id, struct rpm_region *r);
 
 /*
  * Reads every pending event (non-blocking) and calls @cb for each.  Returns

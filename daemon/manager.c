@@ -619,7 +619,7 @@ static void do_hold(struct manager *m, struct rpm_region *reg, const struct rpm_
 		report(m, "region %u: would hold: %s", reg->id, a->reason ? a->reason : "");
 		return;
 	}
-	r = rpm_genl_hold(m->genl, reg->id);
+	r = rpm_genl_hold(m->genl, reg->id, NULL);
 	if (r == -EOPNOTSUPP || r == -ENOENT) {
 		/* an older kernel: work without holds */
 		log_info("the kernel cannot hold regions (%s): working without", strerror(-r));

@@ -16,7 +16,7 @@ enum rpm_region_state {
 	RPM_REGION_ACTIVE = 0,	/* = REGIONPM_REGION_STATE_ACTIVE */
 	RPM_REGION_PARKED = 1,
 	RPM_REGION_BUSY = 2,
-	RPM_REGION_HELD = 3,	/* = REGIONPM_REGION_STATE_HELD: no allocation from it */
+	RPM_REGION_HELD = 3,	/* region-hold: pageblocks isolated, nothing allocated there */
 };
 
 /* What the last plan made of a region (policy.c), for display. */
@@ -48,8 +48,9 @@ struct rpm_region {
 	uint32_t node;
 	char zones[32];			/* zone names, comma separated ("DMA,DMA32") */
 	enum rpm_region_state state;
-	uint32_t owner_portid;		/* 0 when not parked */
+	uint32_t owner_portid;		/* 0 when neither parked nor held */
 	uint64_t parked_pages;
+	uint64_t held_pages;		/* pages in the pageblocks a hold isolated */
 	struct rpm_region_detail detail;
 
 	/* daemon view */
@@ -79,4 +80,5 @@ struct rpm_kernel_info {
 	bool bias;
 	uint32_t frontier;		/* region id of the allocation frontier */
 	uint64_t parked_pages;
+	uint64_t held_pages;		/* in held regions (0 from kernels without holds) */
 };

@@ -190,6 +190,60 @@ static void test_region_no_detail_keeps_old(void **state)
 	assert_int_equal(r.detail.anon, 200);
 }
 
+static void test_region_held(void **state)
+{
+	struct nlmsghdr *nlh = msg(REGIONPM_CMD_REGION_HOLD);
+	struct rpm_region r;
+
+	(void)state;
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, 5);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_START_PFN, 5 * 32768);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_SPANNED_PAGES, 32768);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_MANAGED_PAGES, 32768);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_FREE_PAGES, 30000);
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_STATE, REGIONPM_REGION_STATE_HELD);
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_OWNER_PORTID, 4321);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_PARKED_PAGES, 0);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_HELD_PAGES, 32256);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(rpm_parse_region(nlh, &r), 0);
+	assert_int_equal(RPM_REGION_HELD, 3);
+	assert_int_equal(r.state, RPM_REGION_HELD);
+	assert_int_equal(r.owner_portid, 4321);
+	assert_int_equal(r.held_pages, 32256);
+	assert_int_equal(r.parked_pages, 0);
+
+	/* held-pages as u32: a malformed reply */
+	nlh = msg(REGIONPM_CMD_REGION_HOLD);
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, 5);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_START_PFN, 5 * 32768);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_SPANNED_PAGES, 32768);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_MANAGED_PAGES, 32768);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_FREE_PAGES, 30000);
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_STATE, REGIONPM_REGION_STATE_HELD);
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_HELD_PAGES, 1);
+	assert_int_equal(rpm_parse_region(nlh, &r), -EBADMSG);
+}
+
+/* A state newer than the client: busy, i.e. left alone. */
+static void test_region_unknown_state(void **state)
+{
+	struct nlmsghdr *nlh = msg(REGIONPM_CMD_REGION_GET);
+	struct rpm_region r;
+
+	(void)state;
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, 1);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_START_PFN, 32768);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_SPANNED_PAGES, 32768);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_MANAGED_PAGES, 32768);
+	mnl_attr_put_u64(nlh, REGIONPM_A_REGION_FREE_PAGES, 0);
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_STATE, REGIONPM_REGION_STATE_HELD + 7);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(rpm_parse_region(nlh, &r), 0);
+	assert_int_equal(r.state, RPM_REGION_BUSY);
+	assert_int_equal(r.held_pages, 0);
+}
+
 static void test_region_missing_state(void **state)
 {
 	struct rpm_region r;
@@ -418,6 +472,7 @@ static void test_names(void **state)
 	assert_string_equal(rpm_obstacle_name(99), "unknown");
 	assert_string_equal(rpm_release_reason_name(REGIONPM_RELEASE_REASON_OWNER_CLOSED),
 			    "owner-closed");
+	assert_string_equal(rpm_release_reason_name(REGIONPM_RELEASE_REASON_TIMEOUT), "timeout");
 }
 
 int main(void)
@@ -430,6 +485,8 @@ int main(void)
 		cmocka_unit_test(test_info_truncated),
 		cmocka_unit_test(test_region_valid),
 		cmocka_unit_test(test_region_no_detail_keeps_old),
+		cmocka_unit_test(test_region_held),
+		cmocka_unit_test(test_region_unknown_state),
 		cmocka_unit_test(test_region_missing_state),
 		cmocka_unit_test(test_region_bad_zone),
 		cmocka_unit_test(test_region_bad_detail),

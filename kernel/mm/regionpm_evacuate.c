@@ -1,10 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * regionpm evacuation: empty a pfn range (migrate movable pages or drop
- * clean page cache), park an empty region so nothing is allocated from it,
- * and give parked memory back -- on request, when the owning socket goes
- * away, under memory pressure (shrinker), before an OOM kill, and before
- * the memory is offlined.
+ * clean page cache), hold a region while it is being emptied, park an
+ * empty region so nothing is allocated from it, and give held and parked
+ * memory back -- on request, when the owning socket goes away, under
+ * memory pressure (shrinker), before an OOM kill, before the memory is
+ * offlined, and (holds only) when a hold is not renewed in time.
+ *
+ * A hold keeps the pageblocks of a region isolated (MIGRATE_ISOLATE)
+ * between the requests of an evacuation, so that neither allocations nor
+ * the migration targets of other compactions take its free pages, and a
+ * region a compaction emptied is still empty when it is parked.  Parking
+ * a held region takes its free pages straight from the isolated free
+ * lists, so the allocator never sees them in between.  An isolated
+ * pageblock also makes offline_pages() and alloc_contig_range() of that
+ * range fail with -EBUSY before any memory notifier runs: the hold
+ * timeout bounds how long.
  *
  * Parking follows virtio-mem's "fake offline": the pages are taken with
  * alloc_contig_range(), marked PageOffline and removed from the managed
@@ -38,6 +49,13 @@
 #include "internal.h"
 #include "regionpm_internal.h"
 
+/*
+ * The parameters are regionpm.*, like those of regionpm.c, not
+ * regionpm_evacuate.* as KBUILD_MODNAME would make them.
+ */
+#undef MODULE_PARAM_PREFIX
+#define MODULE_PARAM_PREFIX "regionpm."
+
 #define BATCH_PAGES 256
 
 /*
@@ -47,7 +65,57 @@
  */
 static unsigned int max_parked_pct = 80;
 module_param(max_parked_pct, uint, 0644);
-MODULE_PARM_DESC(max_parked_pct, "Most of a zone that may be parked (%, default 80)");
+MODULE_PARM_DESC(max_parked_pct, "Most of a zone that may be parked or held (%, default 80)");
+
+/* Held regions, so the release paths do not walk the whole table. */
+static LIST_HEAD(held_regions);
+
+static void hold_expire_workfn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(hold_expire_work, hold_expire_workfn);
+
+/* Look at the held regions now: one may have expired, or be due earlier. */
+static void hold_kick(void)
+{
+	if (!list_empty(&held_regions))
+		mod_delayed_work(system_wq, &hold_expire_work, 0);
+}
+
+/*
+ * regionpm.hold_timeout_ms=: a hold that is not renewed (region-hold
+ * again) within this time ends by itself, so isolated pageblocks never
+ * block a memory offline or a contiguous allocation for long, whatever
+ * the daemon does.  A new value applies to the holds already taken.
+ */
+#define HOLD_TIMEOUT_MAX_MS	3600000
+static unsigned int hold_timeout_ms = 60000;
+
+static int hold_timeout_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int ms;
+	int ret = kstrtouint(val, 0, &ms);
+
+	if (ret)
+		return ret;
+	if (!ms || ms > HOLD_TIMEOUT_MAX_MS)
+		return -EINVAL;
+	WRITE_ONCE(hold_timeout_ms, ms);
+	hold_kick();
+	return 0;
+}
+
+static const struct kernel_param_ops hold_timeout_ops = {
+	.set = hold_timeout_set,
+	.get = param_get_uint,
+};
+module_param_cb(hold_timeout_ms, &hold_timeout_ops, &hold_timeout_ms, 0644);
+MODULE_PARM_DESC(hold_timeout_ms, "A hold not renewed for this long ends (ms, 1 to 3600000, default 60000)");
+
+/* The pageblocks a hold isolated, and the type each had before. */
+struct regionpm_hold {
+	unsigned long held_at;		/* jiffies of the hold or its renewal */
+	unsigned long *isolated;	/* bitmap of the region's pageblocks */
+	u8 *before;
+};
 
 /*
  * Parked pages per zone, indexed by zone_slot(); under park_lock, read
@@ -55,6 +123,13 @@ MODULE_PARM_DESC(max_parked_pct, "Most of a zone that may be parked (%, default 
  * back memory in the zone and node that is short.
  */
 static unsigned long *zone_parked;
+
+/*
+ * Pages in the pageblocks held regions isolated, per zone like
+ * zone_parked, under park_lock; read without it by the shrinker's count
+ * and by the limit checks.
+ */
+static unsigned long *zone_held;
 
 /* Parked regions, so the release paths do not walk the whole table. */
 static LIST_HEAD(parked_regions);
@@ -295,14 +370,83 @@ static int restore_type(int before)
 	return before;
 }
 
+/*
+ * Isolate the pageblock at @pfn; *@before gets the type it had.  A hole,
+ * an unmovable page or an isolation by someone else makes it refuse.
+ */
+static bool isolate_block(unsigned long pfn, u8 *before)
+{
+	if (!pfn_to_online_page(pfn) || !pfn_to_online_page(pfn + pageblock_nr_pages - 1))
+		return false;
+	*before = get_pageblock_migratetype(pfn_to_page(pfn));
+	return !start_isolate_page_range(pfn, pfn + pageblock_nr_pages,
+					 restore_type(*before), 0, GFP_KERNEL);
+}
+
+/*
+ * Would @pages more held pages keep @zone within max_parked_pct?  Called
+ * with regionpm.lock held: only releases change the counts meanwhile.
+ */
+static bool hold_fits(struct zone *zone, unsigned long pages)
+{
+	unsigned int slot = zone_slot(zone);
+	unsigned long parked = READ_ONCE(zone_parked[slot]);
+	unsigned long total = zone_managed_pages(zone) + parked;
+
+	return (parked + READ_ONCE(zone_held[slot]) + pages) * 100 <=
+	       total * READ_ONCE(max_parked_pct);
+}
+
+/* Pageblock @i of @r, isolated with type @before, now belongs to its hold. */
+static void hold_add(struct regionpm_region *r, unsigned long i, u8 before)
+{
+	unsigned long pfn = regionpm_start_pfn(regionpm_id(r)) + i * pageblock_nr_pages;
+
+	mutex_lock(&regionpm.park_lock);
+	r->hold->before[i] = before;
+	__set_bit(i, r->hold->isolated);
+	zone_held[zone_slot(page_zone(pfn_to_page(pfn)))] += pageblock_nr_pages;
+	r->held += pageblock_nr_pages;
+	regionpm.held_pages += pageblock_nr_pages;
+	mutex_unlock(&regionpm.park_lock);
+}
+
+/*
+ * Make pageblock @i of held region @r part of its hold if it is not yet;
+ * with @check_limit, only as far as max_parked_pct allows.  Returns
+ * whether it is held.  Called with regionpm.lock held and @r busy.
+ */
+static bool hold_block(struct regionpm_region *r, unsigned long i, bool check_limit)
+{
+	unsigned long pfn = regionpm_start_pfn(regionpm_id(r)) + i * pageblock_nr_pages;
+	u8 before;
+
+	if (test_bit(i, r->hold->isolated))
+		return true;
+	if (check_limit && pfn_to_online_page(pfn) &&
+	    !hold_fits(page_zone(pfn_to_page(pfn)), pageblock_nr_pages))
+		return false;
+	if (!isolate_block(pfn, &before))
+		return false;
+	hold_add(r, i, before);
+	return true;
+}
+
+/*
+ * Evacuate a range of region @r.  If @r is held, its isolated pageblocks
+ * are used as they are, and pageblocks isolated here join the hold (as far
+ * as max_parked_pct allows) instead of being given back at the end.
+ */
 static int compact_range(const struct regionpm_compact_req *req,
+			 struct regionpm_region *r,
 			 struct regionpm_compact_res *res,
 			 struct netlink_ext_ack *extack)
 {
 	struct evac ev = { .req = req, .res = res };
-	unsigned long pfn;
-	unsigned long nr_blocks = req->nr_pages / pageblock_nr_pages, i;
-	unsigned long *isolated;
+	struct regionpm_hold *hold = r->hold;
+	unsigned long first = (req->start_pfn - regionpm_start_pfn(req->id)) / pageblock_nr_pages;
+	unsigned long nr_blocks = req->nr_pages / pageblock_nr_pages, i, pfn;
+	unsigned long *isolated, *usable;
 	u8 *before;
 	u64 t0 = local_clock();
 	int ret = 0;
@@ -310,9 +454,11 @@ static int compact_range(const struct regionpm_compact_req *req,
 	INIT_LIST_HEAD(&ev.migrate);
 	INIT_LIST_HEAD(&ev.drop);
 	isolated = bitmap_zalloc(nr_blocks, GFP_KERNEL);
+	usable = bitmap_zalloc(nr_blocks, GFP_KERNEL);
 	before = kmalloc_array(nr_blocks, sizeof(*before), GFP_KERNEL);
-	if (!isolated || !before) {
+	if (!isolated || !usable || !before) {
 		bitmap_free(isolated);
+		bitmap_free(usable);
 		kfree(before);
 		return -ENOMEM;
 	}
@@ -320,15 +466,21 @@ static int compact_range(const struct regionpm_compact_req *req,
 	/*
 	 * Isolate first, so migration targets and pages freed meanwhile cannot
 	 * land in the range; pageblocks that refuse (unmovable pages) are only
-	 * reported.
+	 * reported.  @isolated: to be given back at the end; @usable: isolated,
+	 * by this call or by the hold.
 	 */
 	for (i = 0; i < nr_blocks; i++) {
 		pfn = req->start_pfn + i * pageblock_nr_pages;
-		if (!pfn_to_online_page(pfn) || !pfn_to_online_page(pfn + pageblock_nr_pages - 1))
+		if (hold && test_bit(first + i, hold->isolated)) {
+			__set_bit(i, usable);
 			continue;
-		before[i] = get_pageblock_migratetype(pfn_to_page(pfn));
-		if (!start_isolate_page_range(pfn, pfn + pageblock_nr_pages,
-					      restore_type(before[i]), 0, GFP_KERNEL))
+		}
+		if (!isolate_block(pfn, &before[i]))
+			continue;
+		__set_bit(i, usable);
+		if (hold && hold_fits(page_zone(pfn_to_page(pfn)), pageblock_nr_pages))
+			hold_add(r, first + i, before[i]);
+		else
 			__set_bit(i, isolated);
 	}
 	/* Pages on per-cpu LRU batches are invisible to isolation. */
@@ -337,7 +489,7 @@ static int compact_range(const struct regionpm_compact_req *req,
 
 	for (i = 0; i < nr_blocks && !ret; i++) {
 		pfn = req->start_pfn + i * pageblock_nr_pages;
-		if (test_bit(i, isolated))
+		if (test_bit(i, usable))
 			ret = evacuate_pageblock(&ev, pfn);
 		else
 			report_unmovable(&ev, pfn);
@@ -352,6 +504,7 @@ static int compact_range(const struct regionpm_compact_req *req,
 					restore_type(before[i]));
 	}
 	bitmap_free(isolated);
+	bitmap_free(usable);
 	kfree(before);
 
 	res->free_pages = regionpm_range_free(req->start_pfn, req->nr_pages);
@@ -379,17 +532,30 @@ static int compact_range(const struct regionpm_compact_req *req,
 	return ret;
 }
 
-/* ACTIVE -> BUSY under park_lock, so a release never sees a half state. */
-static bool set_busy(struct regionpm_region *r)
+/*
+ * ACTIVE, or HELD by @owner (*@held is then set), -> BUSY under park_lock,
+ * so a release never sees a half state.  A held region stays on its lists
+ * while busy; the release paths leave busy regions alone.
+ */
+static int claim(struct regionpm_region *r, struct regionpm_sock *owner, bool *held,
+		 struct netlink_ext_ack *extack)
 {
-	bool ok;
+	int ret = 0;
 
 	mutex_lock(&regionpm.park_lock);
-	ok = r->state == REGIONPM_REGION_STATE_ACTIVE;
-	if (ok)
+	*held = r->state == REGIONPM_REGION_STATE_HELD;
+	if (r->state == REGIONPM_REGION_STATE_ACTIVE || (*held && r->owner == owner)) {
 		WRITE_ONCE(r->state, REGIONPM_REGION_STATE_BUSY);
+	} else if (*held) {
+		NL_SET_ERR_MSG_FMT(extack, "region is held by another socket (port id %u)",
+				   r->owner_portid);
+		ret = -EBUSY;
+	} else {
+		NL_SET_ERR_MSG(extack, "region is parked or busy");
+		ret = -EBUSY;
+	}
 	mutex_unlock(&regionpm.park_lock);
-	return ok;
+	return ret;
 }
 
 static void set_state(struct regionpm_region *r, u8 state)
@@ -400,10 +566,12 @@ static void set_state(struct regionpm_region *r, u8 state)
 }
 
 int regionpm_compact(const struct regionpm_compact_req *req,
+		     struct regionpm_sock *owner,
 		     struct regionpm_compact_res *res,
 		     struct netlink_ext_ack *extack)
 {
 	struct regionpm_region *r = &regionpm.regions[req->id];
+	bool held;
 	int ret;
 
 	get_online_mems();
@@ -412,12 +580,12 @@ int regionpm_compact(const struct regionpm_compact_req *req,
 		return -EINTR;
 	}
 	/* Busy: no first-allocation events for our own shuffling. */
-	if (!set_busy(r)) {
-		NL_SET_ERR_MSG(extack, "region is parked or busy");
-		ret = -EBUSY;
-	} else {
-		ret = compact_range(req, res, extack);
-		set_state(r, REGIONPM_REGION_STATE_ACTIVE);
+	ret = claim(r, owner, &held, extack);
+	if (!ret) {
+		ret = compact_range(req, r, res, extack);
+		set_state(r, held ? REGIONPM_REGION_STATE_HELD : REGIONPM_REGION_STATE_ACTIVE);
+		if (held)
+			hold_kick();
 	}
 	mutex_unlock(&regionpm.lock);
 	put_online_mems();
@@ -477,24 +645,73 @@ static int walk_zone_runs(unsigned long start, unsigned long end,
 	return err;
 }
 
-/* The ZONE_DMA (ISA DMA, 16 MiB on x86) is kept for the devices that need it. */
+/*
+ * Does [@start, @end) have ZONE_DMA memory?  Checked before the walk over
+ * the zone runs, so a region that starts with a hole (pfn 0 on x86) is
+ * refused for its ZONE_DMA memory, not for the hole.
+ */
+static int refuse_dma(unsigned long start, unsigned long end, struct netlink_ext_ack *extack)
+{
+#ifdef CONFIG_ZONE_DMA
+	struct zone *zone;
+
+	for_each_populated_zone(zone) {
+		if (zone_idx(zone) == ZONE_DMA && zone_intersects(zone, start, end - start)) {
+			NL_SET_ERR_MSG(extack,
+				       "region holds ZONE_DMA memory, which is never parked or held");
+			return -EPERM;
+		}
+	}
+#endif
+	return 0;
+}
+
+struct limit_check {
+	struct netlink_ext_ack *extack;
+	struct regionpm_region *r;
+	const char *what;		/* "parking" or "holding" */
+};
+
+/* Pages of @r's hold in [@start, @end); under regionpm.lock, @r busy. */
+static unsigned long held_in(struct regionpm_region *r, unsigned long start, unsigned long end)
+{
+	unsigned long base = regionpm_start_pfn(regionpm_id(r)), i, n = 0;
+
+	if (!r->hold)
+		return 0;
+	for (i = (start - base) / pageblock_nr_pages;
+	     i < DIV_ROUND_UP(end - base, pageblock_nr_pages); i++)
+		if (test_bit(i, r->hold->isolated))
+			n += pageblock_nr_pages;
+	return n;
+}
+
+/*
+ * The ZONE_DMA (ISA DMA, 16 MiB on x86) is kept for the devices that need
+ * it.  Parked and held pages together stay within max_parked_pct; the
+ * region counts whole, its own hold once.
+ */
 static int check_run_zone(unsigned long start, unsigned long end, void *arg)
 {
 	struct zone *zone = page_zone(pfn_to_page(start));
 	unsigned long total, parked = zone_parked[zone_slot(zone)];
-	struct netlink_ext_ack *extack = arg;
+	unsigned long held = zone_held[zone_slot(zone)];
+	struct limit_check *lc = arg;
 
 #ifdef CONFIG_ZONE_DMA
 	if (zone_idx(zone) == ZONE_DMA) {
-		NL_SET_ERR_MSG(extack, "region holds ZONE_DMA memory, which is never parked");
+		NL_SET_ERR_MSG(lc->extack,
+			       "region holds ZONE_DMA memory, which is never parked or held");
 		return -EPERM;
 	}
 #endif
+	held -= min(held, held_in(lc->r, start, end));
 	total = zone_managed_pages(zone) + parked;
-	if ((parked + end - start) * 100 > total * READ_ONCE(max_parked_pct)) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "parking would exceed max_parked_pct=%u%% of node %d zone %s",
-				   READ_ONCE(max_parked_pct), zone_to_nid(zone), zone->name);
+	if ((parked + held + end - start) * 100 > total * READ_ONCE(max_parked_pct)) {
+		NL_SET_ERR_MSG_FMT(lc->extack,
+				   "%s would exceed max_parked_pct=%u%% of node %d zone %s",
+				   lc->what, READ_ONCE(max_parked_pct), zone_to_nid(zone),
+				   zone->name);
 		return -ENOSPC;
 	}
 	return 0;
@@ -550,6 +767,165 @@ static int give_run(unsigned long start, unsigned long end, void *arg)
 	return 0;
 }
 
+/*
+ * Take a run of a held region whose pageblocks are all isolated and whose
+ * pages are all free, straight from the isolated free lists, as
+ * alloc_contig_range() does once it has isolated and emptied a range: the
+ * pages never go back to the allocator in between.
+ */
+static int take_held_run(unsigned long start, unsigned long end, void *arg)
+{
+	struct compact_control cc = {
+		.order = -1,
+		.zone = page_zone(pfn_to_page(start)),
+		.mode = MIGRATE_SYNC,
+		.ignore_skip_hint = true,
+		.no_set_skip_hint = true,
+		.alloc_contig = true,
+	};
+	unsigned long *taken = arg, outer_end, pfn;
+	struct page *page, *next;
+	unsigned int order;
+
+	INIT_LIST_HEAD(&cc.migratepages);
+	if (test_pages_isolated(start, end, 0))
+		return -EBUSY;
+	outer_end = isolate_freepages_range(&cc, start, end);
+	if (!outer_end)
+		return -EBUSY;
+	/* As split_free_pages(): order-0 pages, each with a reference. */
+	for (order = 0; order < NR_PAGE_ORDERS; order++) {
+		list_for_each_entry_safe(page, next, &cc.freepages[order], lru) {
+			list_del(&page->lru);
+			post_alloc_hook(page, order, GFP_KERNEL);
+			set_page_refcounted(page);
+			if (order)
+				split_page(page, order);
+		}
+	}
+	/* A free block never straddles a zone or a hole: nothing beyond @end. */
+	if (outer_end > end)
+		free_contig_range(end, outer_end - end);
+	page_offline_begin();
+	for (pfn = start; pfn < end; pfn++)
+		__folio_set_offline(pfn_folio(pfn));
+	page_offline_end();
+	adjust_managed_page_count(pfn_to_page(start), -(long)(end - start));
+	*taken = end;
+	return 0;
+}
+
+static void hold_free(struct regionpm_hold *hold)
+{
+	if (!hold)
+		return;
+	bitmap_free(hold->isolated);
+	kfree(hold->before);
+	kfree(hold);
+}
+
+static struct regionpm_hold *hold_alloc(void)
+{
+	unsigned long nr = regionpm_pages() / pageblock_nr_pages;
+	struct regionpm_hold *hold = kzalloc(sizeof(*hold), GFP_KERNEL);
+
+	if (!hold)
+		return NULL;
+	hold->isolated = bitmap_zalloc(nr, GFP_KERNEL);
+	hold->before = kcalloc(nr, sizeof(*hold->before), GFP_KERNEL);
+	if (!hold->isolated || !hold->before) {
+		hold_free(hold);
+		return NULL;
+	}
+	return hold;
+}
+
+/*
+ * Give the isolated pageblocks of a hold back, each with its type
+ * restored, and forget the hold; under park_lock.  The pages of the
+ * region are either all free on the isolated lists (a release) or all
+ * taken (a park): nothing allocates while holding park_lock.
+ */
+static void unhold_locked(struct regionpm_region *r)
+{
+	unsigned long start = regionpm_start_pfn(regionpm_id(r)), i, pfn;
+	unsigned long nr = regionpm_pages() / pageblock_nr_pages;
+	struct regionpm_hold *hold = r->hold;
+
+	for_each_set_bit(i, hold->isolated, nr) {
+		pfn = start + i * pageblock_nr_pages;
+		undo_isolate_page_range(pfn, pfn + pageblock_nr_pages,
+					restore_type(hold->before[i]));
+		zone_held[zone_slot(page_zone(pfn_to_page(pfn)))] -= pageblock_nr_pages;
+		cond_resched();
+	}
+	regionpm.held_pages -= r->held;
+	r->held = 0;
+	r->hold = NULL;
+	hold_free(hold);
+	list_del_init(&r->parked_node);
+}
+
+/*
+ * End the hold of @r (HELD) and tell why; under park_lock.  Returns the
+ * free pages it gives back to the allocator (those of the region, at most
+ * its held pages: an estimate when only part of it was held).
+ */
+static unsigned long release_hold_locked(struct regionpm_region *r,
+					 enum regionpm_release_reason reason)
+{
+	unsigned long pages = r->held;
+	unsigned long freed = min_t(unsigned long, max(0L, atomic_long_read(&r->free)), pages);
+
+	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_BUSY);
+	unhold_locked(r);
+	list_del_init(&r->owner_node);
+	r->owner = NULL;
+	r->owner_portid = 0;
+	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_ACTIVE);
+	regionpm_nl_notify_release(regionpm_id(r), reason, pages);
+	return freed;
+}
+
+/*
+ * Park a held region: every pageblock must be isolated (those the hold
+ * could not isolate are tried again) and every page free; then the pages
+ * are taken from the isolated free lists.  On failure the region stays
+ * held, with what was taken given back to its isolated free lists.
+ */
+static int take_held(struct regionpm_region *r, unsigned long start, unsigned long end,
+		     struct regionpm_compact_res *res, struct netlink_ext_ack *extack)
+{
+	unsigned long nr = regionpm_pages() / pageblock_nr_pages, i;
+	unsigned long taken = start, hole = 0;
+	int ret;
+
+	for (i = 0; i < nr; i++) {
+		/* The limit was checked for the whole region. */
+		if (!hold_block(r, i, false)) {
+			NL_SET_ERR_MSG_FMT(extack, "pageblock at pfn %#lx cannot be isolated",
+					   start + i * pageblock_nr_pages);
+			return -EBUSY;
+		}
+		cond_resched();
+	}
+	drain_all_pages(NULL);
+	ret = walk_zone_runs(start, end, take_held_run, &taken, &hole, false);
+	if (ret) {
+		if (taken > start)
+			walk_zone_runs(start, taken, give_run, NULL, &hole, true);
+		if (hole)
+			NL_SET_ERR_MSG_FMT(extack, "region has a hole at pfn %#lx", hole);
+		else if (res->obstacle != REGIONPM_OBSTACLE_NONE)
+			NL_SET_ERR_MSG_FMT(extack, "cannot empty the region: obstacle at pfn %#lx",
+					   res->obstacle_pfn);
+		else
+			NL_SET_ERR_MSG(extack, "cannot take the region's pages (still in use)");
+		return -EBUSY;
+	}
+	return 0;
+}
+
 int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 		  struct regionpm_sock *owner, u32 portid,
 		  struct regionpm_compact_res *res,
@@ -558,7 +934,9 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 	struct regionpm_region *r = &regionpm.regions[req->id];
 	unsigned long start = req->start_pfn, end = start + req->nr_pages;
 	unsigned long taken = start, hole = 0;
+	struct limit_check lc = { .extack = extack, .r = r, .what = "parking" };
 	long in_use, plus = 1;
+	bool held;
 	int ret;
 
 	get_online_mems();
@@ -566,20 +944,20 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 		put_online_mems();
 		return -EINTR;
 	}
-	if (!set_busy(r)) {
-		NL_SET_ERR_MSG(extack, "region is already parked or busy");
-		ret = -EBUSY;
+	ret = claim(r, owner, &held, extack);
+	if (ret)
 		goto unlock;
-	}
 	/* Only releases run meanwhile (regionpm.lock): the check stays true. */
-	ret = walk_zone_runs(start, end, check_run_zone, extack, &hole, false);
+	ret = refuse_dma(start, end, extack);
+	if (!ret)
+		ret = walk_zone_runs(start, end, check_run_zone, &lc, &hole, false);
 	if (ret) {
 		if (hole)
 			NL_SET_ERR_MSG_FMT(extack, "region has a hole at pfn %#lx", hole);
 		goto restore;
 	}
 	if (compact_first) {
-		ret = compact_range(req, res, extack);
+		ret = compact_range(req, r, res, extack);
 		if (ret)
 			goto restore;
 		/*
@@ -601,7 +979,13 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 			goto restore;
 		}
 	}
-	ret = walk_zone_runs(start, end, take_run, &taken, &hole, false);
+	if (held) {
+		ret = take_held(r, start, end, res, extack);
+		if (ret)
+			goto restore;
+	} else {
+		ret = walk_zone_runs(start, end, take_run, &taken, &hole, false);
+	}
 	if (ret) {
 		/* Give back what the runs before the failing one took. */
 		if (taken > start)
@@ -617,6 +1001,11 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 		goto restore;
 	}
 	mutex_lock(&regionpm.park_lock);
+	/* All pages are taken: the pageblocks of a hold get their types back. */
+	if (held) {
+		unhold_locked(r);
+		list_del_init(&r->owner_node);
+	}
 	r->parked = end - start;
 	r->owner = owner;
 	r->owner_portid = portid;
@@ -634,7 +1023,79 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 	return 0;
 
 restore:
-	set_state(r, REGIONPM_REGION_STATE_ACTIVE);
+	set_state(r, held ? REGIONPM_REGION_STATE_HELD : REGIONPM_REGION_STATE_ACTIVE);
+	if (held)
+		hold_kick();
+unlock:
+	mutex_unlock(&regionpm.lock);
+	put_online_mems();
+	return ret;
+}
+
+/*
+ * Hold a region for @owner, or renew the hold it has: isolate every
+ * pageblock that can be (a renewal tries those that could not before
+ * again, within max_parked_pct) and restart the timeout.
+ */
+int regionpm_hold(unsigned long id, struct regionpm_sock *owner, u32 portid,
+		  struct netlink_ext_ack *extack)
+{
+	struct regionpm_region *r = &regionpm.regions[id];
+	unsigned long start = regionpm_start_pfn(id), end = start + regionpm_pages();
+	unsigned long nr = regionpm_pages() / pageblock_nr_pages, i, hole = 0;
+	struct limit_check lc = { .extack = extack, .r = r, .what = "holding" };
+	struct regionpm_hold *hold;
+	bool renew;
+	int ret;
+
+	get_online_mems();
+	if (mutex_lock_killable(&regionpm.lock)) {
+		put_online_mems();
+		return -EINTR;
+	}
+	ret = claim(r, owner, &renew, extack);
+	if (ret)
+		goto unlock;
+	if (!renew) {
+		ret = refuse_dma(start, end, extack);
+		if (!ret)
+			ret = walk_zone_runs(start, end, check_run_zone, &lc, &hole, false);
+		if (ret) {
+			if (hole)
+				NL_SET_ERR_MSG_FMT(extack, "region has a hole at pfn %#lx", hole);
+			goto restore;
+		}
+		hold = hold_alloc();
+		if (!hold) {
+			ret = -ENOMEM;
+			goto restore;
+		}
+		mutex_lock(&regionpm.park_lock);
+		r->hold = hold;
+		mutex_unlock(&regionpm.park_lock);
+	}
+	/* A new hold fits whole (checked above); a renewal grows within the limit. */
+	for (i = 0; i < nr; i++) {
+		hold_block(r, i, renew);
+		cond_resched();
+	}
+	/* Free pages of the region on per-cpu lists would still be handed out. */
+	drain_all_pages(NULL);
+	mutex_lock(&regionpm.park_lock);
+	r->hold->held_at = jiffies;
+	if (!renew) {
+		r->owner = owner;
+		r->owner_portid = portid;
+		list_add(&r->owner_node, &owner->parked);
+		list_add(&r->parked_node, &held_regions);
+	}
+	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_HELD);
+	mutex_unlock(&regionpm.park_lock);
+	hold_kick();
+	goto unlock;
+
+restore:
+	set_state(r, renew ? REGIONPM_REGION_STATE_HELD : REGIONPM_REGION_STATE_ACTIVE);
 unlock:
 	mutex_unlock(&regionpm.lock);
 	put_online_mems();
@@ -669,20 +1130,30 @@ static unsigned long release_locked(struct regionpm_region *r,
 	return pages;
 }
 
-int regionpm_unpark(unsigned long id, struct netlink_ext_ack *extack)
+/* Any socket may unpark a parked region; only its owner may end a hold. */
+int regionpm_unpark(unsigned long id, struct regionpm_sock *owner,
+		    struct netlink_ext_ack *extack)
 {
 	struct regionpm_region *r = &regionpm.regions[id];
+	bool parked = false;
 	int ret = 0;
 
 	mutex_lock(&regionpm.park_lock);
-	if (r->state != REGIONPM_REGION_STATE_PARKED) {
+	if (r->state == REGIONPM_REGION_STATE_PARKED) {
+		release_locked(r, REGIONPM_RELEASE_REASON_UNPARK);
+		parked = true;
+	} else if (r->state == REGIONPM_REGION_STATE_HELD && r->owner == owner) {
+		release_hold_locked(r, REGIONPM_RELEASE_REASON_UNPARK);
+	} else if (r->state == REGIONPM_REGION_STATE_HELD) {
+		NL_SET_ERR_MSG_FMT(extack, "region is held by another socket (port id %u)",
+				   r->owner_portid);
+		ret = -EBUSY;
+	} else {
 		NL_SET_ERR_MSG(extack, "region is not parked");
 		ret = -EINVAL;
-	} else {
-		release_locked(r, REGIONPM_RELEASE_REASON_UNPARK);
 	}
 	mutex_unlock(&regionpm.park_lock);
-	if (!ret)
+	if (parked)
 		update_wmarks();
 	return ret;
 }
@@ -695,12 +1166,52 @@ void regionpm_release_owner(struct regionpm_sock *owner)
 
 	mutex_lock(&regionpm.park_lock);
 	list_for_each_entry_safe(r, tmp, &owner->parked, owner_node) {
-		release_locked(r, REGIONPM_RELEASE_REASON_OWNER_CLOSED);
-		any = true;
+		if (r->state == REGIONPM_REGION_STATE_PARKED) {
+			release_locked(r, REGIONPM_RELEASE_REASON_OWNER_CLOSED);
+			any = true;
+		} else if (r->state == REGIONPM_REGION_STATE_HELD) {
+			release_hold_locked(r, REGIONPM_RELEASE_REASON_OWNER_CLOSED);
+		} else {
+			/*
+			 * Busy in a request of this socket: cannot be, the
+			 * request holds the socket.  Orphan it; the hold
+			 * timeout ends it.
+			 */
+			WARN_ON_ONCE(1);
+			list_del_init(&r->owner_node);
+			r->owner = NULL;
+		}
 	}
 	mutex_unlock(&regionpm.park_lock);
 	if (any)
 		update_wmarks();
+}
+
+/* Holds not renewed within hold_timeout_ms end; re-armed for the next. */
+static void hold_expire_workfn(struct work_struct *work)
+{
+	unsigned long timeout = msecs_to_jiffies(READ_ONCE(hold_timeout_ms));
+	unsigned long now = jiffies, next = 0, expiry;
+	struct regionpm_region *r, *tmp;
+	bool rearm = false;
+
+	mutex_lock(&regionpm.park_lock);
+	list_for_each_entry_safe(r, tmp, &held_regions, parked_node) {
+		/* A busy one is looked at when its request ends (hold_kick()). */
+		if (r->state != REGIONPM_REGION_STATE_HELD)
+			continue;
+		expiry = r->hold->held_at + timeout;
+		if (time_after_eq(now, expiry)) {
+			release_hold_locked(r, REGIONPM_RELEASE_REASON_TIMEOUT);
+			continue;
+		}
+		if (!rearm || time_before(expiry, next))
+			next = expiry;
+		rearm = true;
+	}
+	mutex_unlock(&regionpm.park_lock);
+	if (rearm)
+		mod_delayed_work(system_wq, &hold_expire_work, next - now);
 }
 
 /*
@@ -716,7 +1227,11 @@ static bool region_helps(struct regionpm_region *r, int nid, enum zone_type high
 	return zone_idx(zone) <= high && (nid == NUMA_NO_NODE || zone_to_nid(zone) == nid);
 }
 
-/* Parked pages an allocation on @nid limited to zones up to @high could use. */
+/*
+ * Parked and held pages an allocation on @nid limited to zones up to @high
+ * could use.  Held pages are counted whole, though only their free ones
+ * come back.
+ */
 static unsigned long parked_for(int nid, enum zone_type high)
 {
 	unsigned long sum = 0;
@@ -726,7 +1241,8 @@ static unsigned long parked_for(int nid, enum zone_type high)
 		if (nid != NUMA_NO_NODE && n != nid)
 			continue;
 		for (z = 0; z <= high; z++)
-			sum += READ_ONCE(zone_parked[n * MAX_NR_ZONES + z]);
+			sum += READ_ONCE(zone_parked[n * MAX_NR_ZONES + z]) +
+			       READ_ONCE(zone_held[n * MAX_NR_ZONES + z]);
 	}
 	return sum;
 }
@@ -735,8 +1251,11 @@ static unsigned long parked_for(int nid, enum zone_type high)
  * Pressure.  Both paths can run inside an allocation made by a compaction
  * or a park in progress; that holds regionpm.lock but never park_lock,
  * which nothing holds across an allocation, so waiting for it is safe and
- * parked memory always comes back before the OOM killer runs.  The most
- * recently parked regions that help go first; one pass over the list.
+ * parked memory always comes back before the OOM killer runs.  Holds go
+ * first (they cost their owner least: a hold is taken again more cheaply
+ * than a park), then the most recently parked regions that help; one pass
+ * over each list.  A held region that is busy (being compacted or parked)
+ * is left alone.
  */
 static unsigned long release_some(unsigned long want, int nid, enum zone_type high,
 				  enum regionpm_release_reason reason)
@@ -745,6 +1264,12 @@ static unsigned long release_some(unsigned long want, int nid, enum zone_type hi
 	unsigned long freed = 0;
 
 	mutex_lock(&regionpm.park_lock);
+	list_for_each_entry_safe(r, tmp, &held_regions, parked_node) {
+		if (freed >= want)
+			break;
+		if (r->state == REGIONPM_REGION_STATE_HELD && region_helps(r, nid, high))
+			freed += release_hold_locked(r, reason);
+	}
 	list_for_each_entry_safe(r, tmp, &parked_regions, parked_node) {
 		if (freed >= want)
 			break;
@@ -800,6 +1325,10 @@ static struct notifier_block oom_nb = {
 /*
  * Memory onlined into a zone that was empty: start counting it.  Parked
  * pages would block offlining: give them back into the isolated range.
+ * A held pageblock in the block makes offline_pages() fail before this
+ * notifier runs; a region that reaches it held (its pageblocks in this
+ * block were not held, others are) is released too, so that no hold
+ * outlives part of its region.
  */
 static int regionpm_memory_notify(struct notifier_block *nb, unsigned long action, void *arg)
 {
@@ -815,9 +1344,13 @@ static int regionpm_memory_notify(struct notifier_block *nb, unsigned long actio
 	first = mn->start_pfn >> regionpm.shift;
 	last = (mn->start_pfn + mn->nr_pages - 1) >> regionpm.shift;
 	mutex_lock(&regionpm.park_lock);
-	for (id = first; id <= last && id < regionpm.nr; id++)
+	for (id = first; id <= last && id < regionpm.nr; id++) {
 		if (regionpm.regions[id].state == REGIONPM_REGION_STATE_PARKED)
 			release_locked(&regionpm.regions[id], REGIONPM_RELEASE_REASON_HOTPLUG);
+		else if (regionpm.regions[id].state == REGIONPM_REGION_STATE_HELD)
+			release_hold_locked(&regionpm.regions[id],
+					    REGIONPM_RELEASE_REASON_HOTPLUG);
+	}
 	mutex_unlock(&regionpm.park_lock);
 	/* offline_pages() recomputes the watermarks itself afterwards. */
 	return NOTIFY_OK;
@@ -834,13 +1367,12 @@ int regionpm_evacuate_init(void)
 	int ret;
 
 	zone_parked = kcalloc(nr_node_ids * MAX_NR_ZONES, sizeof(*zone_parked), GFP_KERNEL);
-	if (!zone_parked)
-		return -ENOMEM;
+	zone_held = kcalloc(nr_node_ids * MAX_NR_ZONES, sizeof(*zone_held), GFP_KERNEL);
+	if (!zone_parked || !zone_held)
+		goto err_zones;
 	shrinker = shrinker_alloc(SHRINKER_NUMA_AWARE, "regionpm-parked");
-	if (!shrinker) {
-		kfree(zone_parked);
-		return -ENOMEM;
-	}
+	if (!shrinker)
+		goto err_zones;
 	shrinker->count_objects = shrink_count;
 	shrinker->scan_objects = shrink_scan;
 	shrinker->seeks = DEFAULT_SEEKS;
@@ -858,15 +1390,22 @@ err_oom:
 	unregister_oom_notifier(&oom_nb);
 err_shrinker:
 	shrinker_free(shrinker);
+	kfree(zone_held);
 	kfree(zone_parked);
 	return ret;
+err_zones:
+	kfree(zone_held);
+	kfree(zone_parked);
+	return -ENOMEM;
 }
 
-/* Undo regionpm_evacuate_init(); only before anything could be parked. */
+/* Undo regionpm_evacuate_init(); only before anything could be parked or held. */
 void regionpm_evacuate_exit(void)
 {
 	unregister_memory_notifier(&memory_nb);
 	unregister_oom_notifier(&oom_nb);
 	shrinker_free(shrinker);
+	cancel_delayed_work_sync(&hold_expire_work);
+	kfree(zone_held);
 	kfree(zone_parked);
 }

@@ -15,10 +15,13 @@ struct regionpm_region {
 	/* Below: written under regionpm.park_lock. */
 	u8 state;			/* enum regionpm_region_state */
 	unsigned long parked;		/* pages held while parked */
-	struct regionpm_sock *owner;	/* socket that parked it */
+	unsigned long held;		/* pages in pageblocks a hold isolated */
+	struct regionpm_hold *hold;	/* while held (or busy in a hold) */
+	struct regionpm_sock *owner;	/* socket that parked or holds it */
 	u32 owner_portid;
 	struct list_head owner_node;	/* on owner->parked */
-	struct list_head parked_node;	/* on the list of parked regions */
+	/* On the list of parked regions, or of held regions. */
+	struct list_head parked_node;
 };
 
 struct regionpm_state {
@@ -36,6 +39,7 @@ struct regionpm_state {
 	struct mutex lock;		/* compact and park */
 	struct mutex park_lock;		/* states, parked pages, owners */
 	unsigned long parked_pages;	/* under park_lock */
+	unsigned long held_pages;	/* under park_lock */
 };
 
 extern struct regionpm_state regionpm;
@@ -101,13 +105,17 @@ unsigned long regionpm_range_free(unsigned long start_pfn, unsigned long nr);
 
 /* regionpm_evacuate.c */
 int regionpm_compact(const struct regionpm_compact_req *req,
+		     struct regionpm_sock *owner,
 		     struct regionpm_compact_res *res,
 		     struct netlink_ext_ack *extack);
 int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 		  struct regionpm_sock *owner, u32 portid,
 		  struct regionpm_compact_res *res,
 		  struct netlink_ext_ack *extack);
-int regionpm_unpark(unsigned long id, struct netlink_ext_ack *extack);
+int regionpm_hold(unsigned long id, struct regionpm_sock *owner, u32 portid,
+		  struct netlink_ext_ack *extack);
+int regionpm_unpark(unsigned long id, struct regionpm_sock *owner,
+		    struct netlink_ext_ack *extack);
 void regionpm_release_owner(struct regionpm_sock *owner);
 int regionpm_evacuate_init(void);
 void regionpm_evacuate_exit(void);

@@ -75,7 +75,9 @@ int regionpm_nl_info_get_doit(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u8(msg, REGIONPM_A_INFO_BIAS, regionpm_bias_on()) ||
 	    nla_put_u32(msg, REGIONPM_A_INFO_FRONTIER, READ_ONCE(regionpm.frontier)) ||
 	    nla_put_u64_64bit(msg, REGIONPM_A_INFO_PARKED_PAGES,
-			      READ_ONCE(regionpm.parked_pages), 0)) {
+			      READ_ONCE(regionpm.parked_pages), 0) ||
+	    nla_put_u64_64bit(msg, REGIONPM_A_INFO_HELD_PAGES,
+			      READ_ONCE(regionpm.held_pages), 0)) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -132,7 +134,7 @@ static int put_zones(struct sk_buff *skb, unsigned long start, unsigned long nr)
 }
 
 static int fill_region(struct sk_buff *skb, unsigned long id, bool detail,
-		       u32 portid, u32 seq, int flags)
+		       u32 portid, u32 seq, int flags, u8 cmd)
 {
 	struct regionpm_region *r = &regionpm.regions[id];
 	unsigned long start = regionpm_start_pfn(id), nr = regionpm_pages();
@@ -140,8 +142,7 @@ static int fill_region(struct sk_buff *skb, unsigned long id, bool detail,
 	struct page *page;
 	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &regionpm_nl_family, flags,
-			  REGIONPM_CMD_REGION_GET);
+	hdr = genlmsg_put(skb, portid, seq, &regionpm_nl_family, flags, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
 	page = pfn_to_online_page(start);
@@ -155,9 +156,11 @@ static int fill_region(struct sk_buff *skb, unsigned long id, bool detail,
 	    (page && nla_put_u32(skb, REGIONPM_A_REGION_NODE, page_to_nid(page))) ||
 	    put_zones(skb, start, nr) ||
 	    nla_put_u32(skb, REGIONPM_A_REGION_STATE, state) ||
-	    (state == REGIONPM_REGION_STATE_PARKED &&
+	    ((state == REGIONPM_REGION_STATE_PARKED || state == REGIONPM_REGION_STATE_HELD) &&
 	     nla_put_u32(skb, REGIONPM_A_REGION_OWNER_PORTID, READ_ONCE(r->owner_portid))) ||
 	    nla_put_u64_64bit(skb, REGIONPM_A_REGION_PARKED_PAGES, READ_ONCE(r->parked),
+			      REGIONPM_A_REGION_PAD) ||
+	    nla_put_u64_64bit(skb, REGIONPM_A_REGION_HELD_PAGES, READ_ONCE(r->held),
 			      REGIONPM_A_REGION_PAD) ||
 	    (detail && put_detail(skb, id))) {
 		genlmsg_cancel(skb, hdr);
@@ -180,7 +183,8 @@ int regionpm_nl_region_get_doit(struct sk_buff *skb, struct genl_info *info)
 	msg = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	ret = fill_region(msg, id, detail, info->snd_portid, info->snd_seq, 0);
+	ret = fill_region(msg, id, detail, info->snd_portid, info->snd_seq, 0,
+			  REGIONPM_CMD_REGION_GET);
 	if (ret) {
 		nlmsg_free(msg);
 		return ret;
@@ -199,7 +203,7 @@ int regionpm_nl_region_get_dumpit(struct sk_buff *skb, struct netlink_callback *
 		if (!regionpm_region_has_memory(id))
 			continue;
 		ret = fill_region(skb, id, detail, NETLINK_CB(cb->skb).portid,
-				  cb->nlh->nlmsg_seq, NLM_F_MULTI);
+				  cb->nlh->nlmsg_seq, NLM_F_MULTI, REGIONPM_CMD_REGION_GET);
 		if (ret)
 			break;
 	}
@@ -305,15 +309,26 @@ static int parse_compact(struct genl_info *info, struct regionpm_compact_req *re
 	return 0;
 }
 
+/* The socket's state: who owns a parked or held region. */
+static struct regionpm_sock *caller(struct sk_buff *skb)
+{
+	return genl_sk_priv_get(&regionpm_nl_family, NETLINK_CB(skb).sk);
+}
+
 int regionpm_nl_region_compact_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct regionpm_compact_res res = {};
 	struct regionpm_compact_req req;
+	struct regionpm_sock *owner;
 	int ret;
 
 	ret = parse_compact(info, &req);
-	if (!ret)
-		ret = regionpm_compact(&req, &res, info->extack);
+	if (ret)
+		return ret;
+	owner = caller(skb);
+	if (IS_ERR(owner))
+		return PTR_ERR(owner);
+	ret = regionpm_compact(&req, owner, &res, info->extack);
 	if (!ret)
 		ret = reply_compact(info, req.id, &res);
 	return ret;
@@ -334,7 +349,7 @@ int regionpm_nl_region_park_doit(struct sk_buff *skb, struct genl_info *info)
 	ret = parse_compact(info, &req);
 	if (ret)
 		return ret;
-	owner = genl_sk_priv_get(&regionpm_nl_family, NETLINK_CB(skb).sk);
+	owner = caller(skb);
 	if (IS_ERR(owner))
 		return PTR_ERR(owner);
 	ret = regionpm_park(&req, compact_first, owner, info->snd_portid, &res,
@@ -346,13 +361,46 @@ int regionpm_nl_region_park_doit(struct sk_buff *skb, struct genl_info *info)
 
 int regionpm_nl_region_unpark_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct regionpm_sock *owner;
 	unsigned long id;
 	int ret;
 
 	ret = get_id(info, REGIONPM_A_REGION_ID, &id);
 	if (ret)
 		return ret;
-	return regionpm_unpark(id, info->extack);
+	owner = caller(skb);
+	if (IS_ERR(owner))
+		return PTR_ERR(owner);
+	return regionpm_unpark(id, owner, info->extack);
+}
+
+int regionpm_nl_region_hold_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct regionpm_sock *owner;
+	struct sk_buff *msg;
+	unsigned long id;
+	int ret;
+
+	ret = get_id(info, REGIONPM_A_REGION_ID, &id);
+	if (ret)
+		return ret;
+	owner = caller(skb);
+	if (IS_ERR(owner))
+		return PTR_ERR(owner);
+	ret = regionpm_hold(id, owner, info->snd_portid, info->extack);
+	if (ret)
+		return ret;
+	/* The hold stays even if the reply cannot be sent. */
+	msg = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	ret = fill_region(msg, id, false, info->snd_portid, info->snd_seq, 0,
+			  REGIONPM_CMD_REGION_HOLD);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
 }
 
 void regionpm_nl_sock_priv_init(struct regionpm_sock *priv)

@@ -53,6 +53,11 @@ static const struct nla_policy regionpm_region_unpark_nl_policy[REGIONPM_A_REGIO
 	[REGIONPM_A_REGION_ID] = NLA_POLICY_FULL_RANGE(NLA_U32, &regionpm_a_region_id_range),
 };
 
+/* REGIONPM_CMD_REGION_HOLD - do */
+static const struct nla_policy regionpm_region_hold_nl_policy[REGIONPM_A_REGION_ID + 1] = {
+	[REGIONPM_A_REGION_ID] = NLA_POLICY_FULL_RANGE(NLA_U32, &regionpm_a_region_id_range),
+};
+
 /* Ops table for regionpm */
 static const struct genl_split_ops regionpm_nl_ops[] = {
 	{
@@ -98,6 +103,14 @@ static const struct genl_split_ops regionpm_nl_ops[] = {
 		.pre_doit	= regionpm_nl_pre_doit,
 		.doit		= regionpm_nl_region_unpark_doit,
 		.policy		= regionpm_region_unpark_nl_policy,
+		.maxattr	= REGIONPM_A_REGION_ID,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= REGIONPM_CMD_REGION_HOLD,
+		.pre_doit	= regionpm_nl_pre_doit,
+		.doit		= regionpm_nl_region_hold_doit,
+		.policy		= regionpm_region_hold_nl_policy,
 		.maxattr	= REGIONPM_A_REGION_ID,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},

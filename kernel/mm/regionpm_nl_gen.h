@@ -24,6 +24,7 @@ int regionpm_nl_region_compact_doit(struct sk_buff *skb,
 				    struct genl_info *info);
 int regionpm_nl_region_park_doit(struct sk_buff *skb, struct genl_info *info);
 int regionpm_nl_region_unpark_doit(struct sk_buff *skb, struct genl_info *info);
+int regionpm_nl_region_hold_doit(struct sk_buff *skb, struct genl_info *info);
 
 enum {
 	REGIONPM_NLGRP_EVENTS,

@@ -237,7 +237,7 @@ static bool kernel_cmdline_has(const char *word)
  */
 static const char *state_name(uint32_t s)
 {
-	static const char *const n[] = { "active", "parked", "busy" };
+	static const char *const n[] = { "active", "parked", "busy", "held" };
 
 	return s < ARRAY_SIZE(n) ? n[s] : "?";
 }
@@ -245,7 +245,7 @@ static const char *state_name(uint32_t s)
 static const char *reason_name(uint32_t r)
 {
 	static const char *const n[] = { "unpark", "owner-closed", "shrinker",
-					 "oom", "hotplug" };
+					 "oom", "hotplug", "timeout" };
 
 	return r < ARRAY_SIZE(n) ? n[r] : "?";
 }
@@ -301,6 +301,7 @@ struct rpm_info {
 	uint8_t bias;
 	uint32_t frontier;
 	uint64_t parked_pages;
+	uint64_t held_pages;
 };
 
 #define RPM_MAX_ZONES 4
@@ -308,7 +309,7 @@ struct rpm_info {
 struct rpm_region {
 	uint64_t present;
 	uint32_t id;
-	uint64_t start_pfn, spanned, managed, free, parked;
+	uint64_t start_pfn, spanned, managed, free, parked, held;
 	uint32_t node, state, owner;
 	int nzones;
 	char zones[RPM_MAX_ZONES][16];
@@ -397,6 +398,7 @@ static const enum mnl_attr_data_type info_types[REGIONPM_A_INFO_MAX + 1] = {
 	[REGIONPM_A_INFO_BIAS]		= MNL_TYPE_U8,
 	[REGIONPM_A_INFO_FRONTIER]	= MNL_TYPE_U32,
 	[REGIONPM_A_INFO_PARKED_PAGES]	= MNL_TYPE_U64,
+	[REGIONPM_A_INFO_HELD_PAGES]	= MNL_TYPE_U64,
 };
 
 static const enum mnl_attr_data_type region_types[REGIONPM_A_REGION_MAX + 1] = {
@@ -412,6 +414,7 @@ static const enum mnl_attr_data_type region_types[REGIONPM_A_REGION_MAX + 1] = {
 	[REGIONPM_A_REGION_PARKED_PAGES] = MNL_TYPE_U64,
 	[REGIONPM_A_REGION_SCAN]	= MNL_TYPE_FLAG,
 	[REGIONPM_A_REGION_DETAIL]	= MNL_TYPE_NESTED,
+	[REGIONPM_A_REGION_HELD_PAGES]	= MNL_TYPE_U64,
 };
 
 static const enum mnl_attr_data_type compact_types[REGIONPM_A_COMPACT_MAX + 1] = {
@@ -452,6 +455,7 @@ static int info_attr_cb(const struct nlattr *a, void *data)
 	case REGIONPM_A_INFO_BIAS:	   in->bias = mnl_attr_get_u8(a); break;
 	case REGIONPM_A_INFO_FRONTIER:	   in->frontier = mnl_attr_get_u32(a); break;
 	case REGIONPM_A_INFO_PARKED_PAGES: in->parked_pages = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_INFO_HELD_PAGES:   in->held_pages = mnl_attr_get_u64(a); break;
 	}
 	return MNL_CB_OK;
 }
@@ -489,6 +493,7 @@ static int region_attr_cb(const struct nlattr *a, void *data)
 	case REGIONPM_A_REGION_STATE:		r->state = mnl_attr_get_u32(a); break;
 	case REGIONPM_A_REGION_OWNER_PORTID:	r->owner = mnl_attr_get_u32(a); break;
 	case REGIONPM_A_REGION_PARKED_PAGES:	r->parked = mnl_attr_get_u64(a); break;
+	case REGIONPM_A_REGION_HELD_PAGES:	r->held = mnl_attr_get_u64(a); break;
 	case REGIONPM_A_REGION_ZONE: {
 		/* multi-attr: one attribute per zone the region spans */
 		size_t n = mnl_attr_get_payload_len(a);
@@ -1093,6 +1098,21 @@ static int rpm_park(struct rpm *s, uint32_t id, bool compact_first,
 	return rpm_transact(s, nlh, compact_msg_cb, res, ack);
 }
 
+/* Hold @id (or renew the hold); @r gets the region as the reply shows it. */
+static int rpm_hold(struct rpm *s, uint32_t id, struct rpm_region *r, struct rpm_ack *ack)
+{
+	char buf[RPM_TXBUF];
+	struct nlmsghdr *nlh = rpm_msg(s, buf, REGIONPM_CMD_REGION_HOLD);
+	int err;
+
+	mnl_attr_put_u32(nlh, REGIONPM_A_REGION_ID, id);
+	memset(r, 0, sizeof(*r));
+	err = rpm_transact(s, nlh, region_msg_cb, r, ack);
+	if (!err && !ack->replied)
+		return local_err(ack, -ENODATA, "no reply");
+	return err;
+}
+
 static int rpm_unpark(struct rpm *s, uint32_t id, struct rpm_ack *ack)
 {
 	char buf[RPM_TXBUF];
@@ -1636,7 +1656,8 @@ FIXTURE_TEARDOWN(regionpm)
 	/* closing the socket releases them too, but say it explicitly */
 	if (self->rpm.nl && !regions_dump(&self->rpm, false, &rs, &ack)) {
 		for (i = 0; i < rs.n; i++)
-			if (rs.r[i].state == REGIONPM_REGION_STATE_PARKED &&
+			if ((rs.r[i].state == REGIONPM_REGION_STATE_PARKED ||
+			     rs.r[i].state == REGIONPM_REGION_STATE_HELD) &&
 			    rs.r[i].owner == self->rpm.portid)
 				rpm_unpark(&self->rpm, rs.r[i].id, &ack);
 	}
@@ -3255,6 +3276,27 @@ TEST_F(regionpm, malformed_attrs)
 	{ "region-unpark: scan (region-get only)", REGIONPM_CMD_REGION_UNPARK, NLM_F_ACK,
 	  ATTRS(U32(REGIONPM_A_REGION_ID, id), FLAG(REGIONPM_A_REGION_SCAN)), ERRS(EIN) },
 
+	{ "region-hold: no id", REGIONPM_CMD_REGION_HOLD, NLM_F_ACK,
+	  .nattrs = 0, ERRS(EIN), .miss_type = REGIONPM_A_REGION_ID },
+	{ "region-hold: id past region-count", REGIONPM_CMD_REGION_HOLD, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, none)), ERRS(ENO, ERA) },
+	{ "region-hold: id 0xffffffff", REGIONPM_CMD_REGION_HOLD, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, 0xffffffffU)), ERRS(ERA, EIN, ENO) },
+	{ "region-hold: id 0x7fffffff", REGIONPM_CMD_REGION_HOLD, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, 0x7fffffffU)), ERRS(ENO, ERA) },
+	{ "region-hold: id as u64", REGIONPM_CMD_REGION_HOLD, NLM_F_ACK,
+	  ATTRS(U64(REGIONPM_A_REGION_ID, id)), ERRS(EIN) },
+	{ "region-hold: id as u8", REGIONPM_CMD_REGION_HOLD, NLM_F_ACK,
+	  ATTRS(U8(REGIONPM_A_REGION_ID, 0)), ERRS(EIN, ERA) },
+	{ "region-hold: unknown attr 200", REGIONPM_CMD_REGION_HOLD, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U32(200, 1)), ERRS(EIN) },
+	{ "region-hold: scan (region-get only)", REGIONPM_CMD_REGION_HOLD, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id), FLAG(REGIONPM_A_REGION_SCAN)), ERRS(EIN) },
+	{ "region-hold: reply-only attr held-pages", REGIONPM_CMD_REGION_HOLD, NLM_F_ACK,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id), U64(REGIONPM_A_REGION_HELD_PAGES, 1)), ERRS(EIN) },
+	{ "region-hold as dump", REGIONPM_CMD_REGION_HOLD, NLM_F_DUMP,
+	  ATTRS(U32(REGIONPM_A_REGION_ID, id)), ERRS(EOP), .no_msg = true },
+
 	{ "unknown command 99", 99, NLM_F_ACK, .nattrs = 0, ERRS(EOP), .no_msg = true },
 	{ "command 0", 0, NLM_F_ACK, .nattrs = 0, ERRS(EOP), .no_msg = true },
 	{ "notification sent as a request", REGIONPM_CMD_REGION_ALLOC_NTF, NLM_F_ACK,
@@ -3275,6 +3317,8 @@ TEST_F(regionpm, malformed_attrs)
 	for (i = 0; i < (size_t)rs.n; i++) {
 		EXPECT_STRNE("parked", state_name(rs.r[i].state))
 			TH_LOG("region %u got parked by a malformed request", rs.r[i].id);
+		EXPECT_STRNE("held", state_name(rs.r[i].state))
+			TH_LOG("region %u got held by a malformed request", rs.r[i].id);
 	}
 	regions_free(&rs);
 }
@@ -3462,6 +3506,15 @@ static void __attribute__((noreturn)) fuzz_worker(int w, uint32_t nregions, int 
 			if (rpm_open(&s, &ack))
 				_exit(2);
 			break;
+		case 2:	/* a real hold, often compacted or parked next */
+			if (nregions) {
+				uint32_t id = xorshift(&rnd) % nregions;
+				struct rpm_region r;
+
+				if (!rpm_hold(&s, id, &r, &ack) && xorshift(&rnd) % 2)
+					rpm_park(&s, id, xorshift(&rnd) & 1, &res, &ack);
+			}
+			break;
 		default:
 			fuzz_one(fd, s.family, nregions, &rnd, ++s.seq);
 			if (w != 0 || xorshift(&rnd) % 4)
@@ -3504,11 +3557,12 @@ TEST_F_TIMEOUT(regionpm, fuzz_concurrent_requests, 900)
 	t0 = now_ms();
 	do {
 		ASSERT_EQ(0, rpm_info_get(&self->rpm, &in, &ack)) TH_LOG("INFO_GET: %s", ack.msg);
-		if (!in.parked_pages && memtotal_pages() == mt0)
+		if (!in.parked_pages && !in.held_pages && memtotal_pages() == mt0)
 			break;
 		sleep_ms(10);
 	} while (now_ms() - t0 < RELEASE_WAIT_MS);
 	EXPECT_EQ(0UL, in.parked_pages) TH_LOG("pages still parked after every fuzz socket closed");
+	EXPECT_EQ(0UL, in.held_pages) TH_LOG("pages still held after every fuzz socket closed");
 	EXPECT_EQ(mt0, memtotal_pages()) TH_LOG("MemTotal not back to its value before the fuzz");
 }
 
@@ -3845,6 +3899,516 @@ TEST_F_TIMEOUT(regionpm, pressure_thisnode_gets_parked_back, 900)
 }
 
 #pragma GCC diagnostic pop
+
+/* ------------------------------------------------------------------------
+ * Holds (region-hold): a held region's free pages sit on isolated free
+ * lists, so nothing is allocated from it and compaction targets go
+ * elsewhere, until it is parked or the hold ends.
+ */
+#define HOLD_TIMEOUT_PARAM	"/sys/module/regionpm/parameters/hold_timeout_ms"
+#define MAX_PARKED_PARAM	"/sys/module/regionpm/parameters/max_parked_pct"
+
+/* Read a module parameter as an unsigned number; -1 if it cannot be read. */
+static int64_t param_get(const char *path)
+{
+	char buf[32];
+
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+static int param_set(const char *path, int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	return write_text(path, buf);
+}
+
+/*
+ * Up to @max regions that are completely free and hold no unmovable page,
+ * highest first; the emptiest candidates are compacted first if needed.
+ */
+static int empty_regions(struct __test_metadata *_metadata, FIXTURE_DATA(regionpm) *self,
+			 uint32_t *out, int max)
+{
+	struct regions rs = { 0 };
+	struct rpm_compact_res res;
+	struct rpm_region r;
+	struct rpm_ack ack;
+	uint32_t cands[64];
+	int ncand, i, n = 0;
+
+	sync();
+	write_text("/proc/sys/vm/drop_caches", "3");
+	ncand = park_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
+	for (i = 0; i < ncand && n < max; i++) {
+		const struct rpm_region *c = region_find(&rs, cands[i]);
+		struct compact_req rq = { .id = cands[i], .mode = REGIONPM_COMPACT_MODE_BOTH };
+
+		if (c->managed != c->spanned)
+			continue;	/* holes or reserved pages: not a clean twin */
+		if (!region_completely_free(c) && rpm_compact(&self->rpm, &rq, &res, &ack))
+			continue;
+		if (!rpm_region_get(&self->rpm, cands[i], false, &r, &ack) &&
+		    region_completely_free(&r))
+			out[n++] = cands[i];
+	}
+	regions_free(&rs);
+	return n;
+}
+
+/* Allocations, and the anon memory of a process, do not land in a held region. */
+TEST_F_TIMEOUT(regionpm, hold_keeps_allocations_out, 600)
+{
+	struct rpm_region h0, t0, h1, t1, r;
+	struct rpm_info info;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm ev;
+	uint32_t ids[2];
+	int64_t memfree0, memfree1, left_kb;
+	uint64_t bytes, deadline;
+	int n, err, done = 0, violations = 0;
+	bool got;
+
+	n = empty_regions(_metadata, self, ids, 2);
+	if (n < 2)
+		SKIP(return, "needs two completely free regions (found %d)", n);
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+	memfree0 = meminfo_kb("MemFree");
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, ids[1], false, &t0, &ack));
+
+	err = rpm_hold(&self->rpm, ids[0], &h0, &ack);
+	ASSERT_EQ(0, err) TH_LOG("REGION_HOLD %u: %s, extack \"%s\"", ids[0], strerror(-err), ack.msg);
+	log_region(_metadata, "held", &h0);
+	TH_LOG("held-pages %" PRIu64 ", twin region %u free %" PRIu64, h0.held, ids[1], t0.free);
+	EXPECT_EQ(ids[0], h0.id);
+	EXPECT_STREQ("held", state_name(h0.state));
+	EXPECT_TRUE(HAS(&h0, REGIONPM_A_REGION_OWNER_PORTID));
+	EXPECT_EQ(self->rpm.portid, h0.owner) TH_LOG("owner must be the holding socket");
+	EXPECT_EQ(h0.spanned, h0.held) TH_LOG("every pageblock of a free region can be isolated");
+	EXPECT_EQ(h0.managed, h0.free);
+	EXPECT_EQ(0UL, h0.parked);
+	ASSERT_EQ(0, rpm_info_get(&self->rpm, &info, &ack));
+	EXPECT_LE(h0.held, info.held_pages);
+	/* Isolated free pages are not free for the allocator: MemFree drops. */
+	memfree1 = meminfo_kb("MemFree");
+	TH_LOG("MemFree %" PRId64 " -> %" PRId64 " kB", memfree0, memfree1);
+	EXPECT_LE(memfree1, memfree0 - (int64_t)(h0.free * self->pgsz / 1024) * 9 / 10);
+
+	/* Allocate all but 96 MiB of what is free: the twin must be used. */
+	left_kb = 96 * 1024;
+	if (memfree1 < left_kb + (int64_t)(t0.free * self->pgsz / 1024))
+		SKIP(goto out, "not enough free memory for the workload");
+	bytes = (uint64_t)(memfree1 - left_kb) * 1024;
+	TH_LOG("allocating %" PRIu64 " MiB of anonymous memory", bytes / MiB);
+	ASSERT_EQ(0, hog_start(&self->hog[0], bytes, -1));
+	deadline = now_ms() + HOG_TIMEOUT_MS;
+	while (!done && now_ms() < deadline) {
+		done = hog_poll(&self->hog[0], 200);
+		if (rpm_region_get(&self->rpm, ids[0], false, &r, &ack))
+			continue;
+		if ((r.state != REGIONPM_REGION_STATE_HELD || r.free < h0.free) && !violations++)
+			TH_LOG("while allocating: held region %u is %s with %" PRIu64 " free pages",
+			       ids[0], state_name(r.state), r.free);
+	}
+	EXPECT_EQ(1, done) TH_LOG("allocating did not complete (%s)",
+				  done < 0 ? "child died" : "timeout");
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, ids[0], false, &h1, &ack));
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, ids[1], false, &t1, &ack));
+	log_region(_metadata, "held, after", &h1);
+	log_region(_metadata, "twin, after", &t1);
+	EXPECT_EQ(0, violations) TH_LOG("the held region was released or allocated from");
+	EXPECT_STREQ("held", state_name(h1.state));
+	EXPECT_EQ(h0.free, h1.free) TH_LOG("pages were allocated from the held region");
+	EXPECT_LT(t1.free, t0.free) TH_LOG("the unheld twin was not used: the workload proves nothing");
+	hog_stop(&self->hog[0]);
+
+	/* The owner ends the hold with region-unpark. */
+	err = rpm_unpark(&self->rpm, ids[0], &ack);
+	ASSERT_EQ(0, err) TH_LOG("REGION_UNPARK of a held region: %s, extack \"%s\"",
+				 strerror(-err), ack.msg);
+	got = wait_release(&ev, ids[0], REGIONPM_RELEASE_REASON_UNPARK, EVENT_WAIT_MS, &e);
+	EXPECT_TRUE(got) {
+		TH_LOG("no region-release-ntf {id %u, reason unpark}", ids[0]);
+		log_events(_metadata, &ev);
+	}
+	if (got) {
+		EXPECT_EQ(h0.held, e.pages) TH_LOG("release event pages vs held-pages");
+	}
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, ids[0], false, &r, &ack));
+	EXPECT_STREQ("active", state_name(r.state));
+	EXPECT_EQ(0UL, r.held);
+	EXPECT_FALSE(HAS(&r, REGIONPM_A_REGION_OWNER_PORTID));
+out:
+	rpm_close(&ev);
+}
+
+/*
+ * Evacuate a held region in budgeted steps with allocations in between:
+ * it never gets fuller, and the park that follows needs no compaction.
+ */
+TEST_F_TIMEOUT(regionpm, hold_compact_then_park, 900)
+{
+	struct anon_area anon = { 0 };
+	struct regions rs = { 0 };
+	struct rpm_compact_res res;
+	struct rpm_region r, prev;
+	struct rpm_ack ack;
+	uint32_t cands[16];
+	uint64_t managed0, mt0, avail, migrated = 0;
+	int ncand, nfiles, i, step, err, refills = 0, parked = -1;
+
+	/* Anon memory and page cache in every region, so there is work to do. */
+	ASSERT_EQ(0, make_workdir(self));
+	avail = (uint64_t)meminfo_kb("MemAvailable") * 1024;
+	nfiles = avail * 25 / 100 / FILL_CHUNK;
+	err = fill_anon_and_files(self, &anon, avail * 25 / 100, nfiles);
+	ASSERT_EQ(0, err) TH_LOG("filling memory: %s", strerror(-err));
+	err = regions_dump(&self->rpm, true, &rs, &ack);
+	ASSERT_EQ(0, err) TH_LOG("dump: %s", ack.msg);
+	ncand = pick_candidates(&rs, cands, ARRAY_SIZE(cands), 0, 1024);
+	if (!ncand)
+		SKIP(goto out, "no region with movable pages and no unmovable one");
+	mt0 = memtotal_pages();
+	for (i = 0; i < ncand && parked < 0; i++) {
+		uint32_t id = cands[i];
+
+		err = rpm_hold(&self->rpm, id, &prev, &ack);
+		if (err) {
+			TH_LOG("holding region %u: %s \"%s\"", id, strerror(-err), ack.msg);
+			continue;
+		}
+		managed0 = prev.managed;
+		log_region(_metadata, "held", &prev);
+		for (step = 0; step < 16 && prev.free < prev.managed; step++) {
+			struct compact_req rq = {
+				.id = id, .mode = REGIONPM_COMPACT_MODE_BOTH,
+				.budget = self->region_pages / 8,
+			};
+
+			err = rpm_compact(&self->rpm, &rq, &res, &ack);
+			EXPECT_EQ(0, err) TH_LOG("compacting held region %u: %s \"%s\"", id,
+						 strerror(-err), ack.msg);
+			migrated += res.migrated + res.dropped;
+			/* Something else allocates meanwhile. */
+			ASSERT_EQ(0, hog_start(&self->hog[0], 32 * MiB, 0));
+			hog_poll(&self->hog[0], HOG_TIMEOUT_MS);
+			hog_stop(&self->hog[0]);
+			ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+			EXPECT_STREQ("held", state_name(r.state))
+				TH_LOG("region-compact must keep the region held");
+			if (r.free < prev.free && !refills++)
+				TH_LOG("step %d: free pages of held region %u fell %" PRIu64
+				       " -> %" PRIu64, step, id, prev.free, r.free);
+			prev = r;
+		}
+		EXPECT_EQ(0, refills) TH_LOG("a held region was refilled between compactions");
+		TH_LOG("region %u: %d compactions moved or dropped %" PRIu64 " pages, %" PRIu64
+		       " of %" PRIu64 " free", id, step, migrated, prev.free, prev.managed);
+		if (prev.free < prev.managed) {
+			TH_LOG("region %u not empty after %d steps (%" PRIu64 " of %" PRIu64
+			       " free), next candidate", id, step, prev.free, prev.managed);
+			rpm_unpark(&self->rpm, id, &ack);
+			continue;
+		}
+		/* Empty and held: park it without a compaction. */
+		err = rpm_park(&self->rpm, id, false, &res, &ack);
+		EXPECT_EQ(0, err) TH_LOG("parking the emptied held region %u: %s \"%s\"", id,
+					 strerror(-err), ack.msg);
+		if (err) {
+			rpm_unpark(&self->rpm, id, &ack);
+			continue;
+		}
+		parked = id;
+		ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+		log_region(_metadata, "parked", &r);
+		EXPECT_STREQ("parked", state_name(r.state));
+		EXPECT_EQ(self->rpm.portid, r.owner);
+		EXPECT_EQ(managed0, r.parked);
+		EXPECT_EQ(0UL, r.held);
+		EXPECT_EQ(mt0 - r.parked, memtotal_pages());
+		ASSERT_EQ(0, rpm_unpark(&self->rpm, id, &ack));
+		ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+		EXPECT_STREQ("active", state_name(r.state));
+		EXPECT_EQ(managed0, r.managed);
+		EXPECT_EQ(mt0, memtotal_pages());
+	}
+	EXPECT_LE(0, parked) TH_LOG("no candidate could be emptied while held and parked");
+
+	/* The park flag on a held region: compact and park in one request. */
+	for (i = 0; i < ncand; i++) {
+		if (rpm_hold(&self->rpm, cands[i], &r, &ack))
+			continue;
+		err = rpm_park(&self->rpm, cands[i], true, &res, &ack);
+		if (err) {
+			TH_LOG("park flag on held region %u: %s \"%s\"", cands[i], strerror(-err), ack.msg);
+			ASSERT_EQ(0, rpm_region_get(&self->rpm, cands[i], false, &r, &ack));
+			EXPECT_STREQ("held", state_name(r.state)) TH_LOG("a failed park must keep the hold");
+			rpm_unpark(&self->rpm, cands[i], &ack);
+			continue;
+		}
+		ASSERT_EQ(0, rpm_region_get(&self->rpm, cands[i], false, &r, &ack));
+		EXPECT_STREQ("parked", state_name(r.state));
+		EXPECT_EQ(0UL, r.held);
+		ASSERT_EQ(0, rpm_unpark(&self->rpm, cands[i], &ack));
+		break;
+	}
+	EXPECT_GT(ncand, i) TH_LOG("no held region could be parked with the park flag");
+	check_data(_metadata, self, &anon, "clean", nfiles, FILL_CHUNK, 100, "after hold and park");
+out:
+	if (anon.p)
+		munmap(anon.p, anon.len);
+	regions_free(&rs);
+}
+
+/* Only the owner may use a held region; its socket's close ends the hold. */
+TEST_F_TIMEOUT(regionpm, hold_owner_only_and_close_releases, 600)
+{
+	struct rpm_compact_res res;
+	struct compact_req rq = { .mode = REGIONPM_COMPACT_MODE_BOTH, .budget = 512 };
+	struct rpm_region r;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm a, b, ev;
+	uint32_t id;
+	int64_t memfree_held, memfree_back;
+	int err, ms;
+	bool got;
+
+	if (empty_regions(_metadata, self, &id, 1) < 1)
+		SKIP(return, "needs a completely free region");
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+	ASSERT_EQ(0, rpm_open(&a, &ack)) TH_LOG("socket A: %s", ack.msg);
+	ASSERT_EQ(0, rpm_open(&b, &ack)) TH_LOG("socket B: %s", ack.msg);
+	rq.id = id;
+
+	err = rpm_hold(&a, id, &r, &ack);
+	ASSERT_EQ(0, err) TH_LOG("A holds %u: %s \"%s\"", id, strerror(-err), ack.msg);
+	EXPECT_EQ(a.portid, r.owner);
+
+	err = rpm_hold(&b, id, &r, &ack);
+	EXPECT_EQ(-EBUSY, err) TH_LOG("B holds A's region: %d \"%s\"", err, ack.msg);
+	EXPECT_NE(0, ack.msg[0]) TH_LOG("EBUSY without an extack message");
+	err = rpm_compact(&b, &rq, &res, &ack);
+	EXPECT_EQ(-EBUSY, err) TH_LOG("B compacts A's held region: %d \"%s\"", err, ack.msg);
+	EXPECT_NE(0, ack.msg[0]);
+	err = rpm_park(&b, id, false, &res, &ack);
+	EXPECT_EQ(-EBUSY, err) TH_LOG("B parks A's held region: %d \"%s\"", err, ack.msg);
+	err = rpm_park(&b, id, true, &res, &ack);
+	EXPECT_EQ(-EBUSY, err) TH_LOG("B parks (park flag) A's held region: %d \"%s\"", err, ack.msg);
+	err = rpm_unpark(&b, id, &ack);
+	EXPECT_EQ(-EBUSY, err) TH_LOG("B unparks A's held region: %d \"%s\"", err, ack.msg);
+	EXPECT_NE(0, ack.msg[0]);
+
+	/* The owner renews and compacts; the region stays held by A. */
+	err = rpm_hold(&a, id, &r, &ack);
+	EXPECT_EQ(0, err) TH_LOG("A renews: %s \"%s\"", strerror(-err), ack.msg);
+	err = rpm_compact(&a, &rq, &res, &ack);
+	EXPECT_EQ(0, err) TH_LOG("A compacts its held region: %s \"%s\"", strerror(-err), ack.msg);
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+	EXPECT_STREQ("held", state_name(r.state));
+	EXPECT_EQ(a.portid, r.owner);
+	EXPECT_EQ(r.spanned, r.held);
+
+	memfree_held = meminfo_kb("MemFree");
+	rpm_close(&a);
+	ms = wait_region_state(&self->rpm, id, REGIONPM_REGION_STATE_ACTIVE, RELEASE_WAIT_MS, &r);
+	EXPECT_LE(0, ms) TH_LOG("region %u still %s after its owner socket was closed", id,
+				state_name(r.state));
+	got = wait_release(&ev, id, REGIONPM_RELEASE_REASON_OWNER_CLOSED, RELEASE_WAIT_MS, &e);
+	EXPECT_TRUE(got) {
+		TH_LOG("no region-release-ntf {id %u, reason owner-closed}", id);
+		log_events(_metadata, &ev);
+	}
+	memfree_back = meminfo_kb("MemFree");
+	TH_LOG("MemFree held %" PRId64 " kB, after close %" PRId64 " kB (region free %" PRIu64 " pages)",
+	       memfree_held, memfree_back, r.free);
+	EXPECT_GE(memfree_back, memfree_held + (int64_t)(r.free * self->pgsz / 1024) * 9 / 10)
+		TH_LOG("MemFree did not get the held free pages back");
+	EXPECT_EQ(0UL, r.held);
+
+	/* B may hold it now. */
+	err = rpm_hold(&b, id, &r, &ack);
+	EXPECT_EQ(0, err) TH_LOG("B holds the released region: %s \"%s\"", strerror(-err), ack.msg);
+	rpm_close(&b);
+	rpm_close(&ev);
+}
+
+/* A hold that is not renewed ends by itself after hold_timeout_ms. */
+TEST_F_TIMEOUT(regionpm, hold_timeout_releases, 300)
+{
+	struct rpm_region r;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm ev;
+	int64_t saved;
+	uint64_t t0, waited;
+	uint32_t id;
+	int err;
+	bool got;
+
+	saved = param_get(HOLD_TIMEOUT_PARAM);
+	ASSERT_LT(0, saved) TH_LOG("no %s", HOLD_TIMEOUT_PARAM);
+	EXPECT_EQ(60000, saved) TH_LOG("default hold_timeout_ms");
+	EXPECT_NE(0, param_set(HOLD_TIMEOUT_PARAM, 0)) TH_LOG("hold_timeout_ms=0 must be refused");
+	EXPECT_EQ(saved, param_get(HOLD_TIMEOUT_PARAM));
+	if (empty_regions(_metadata, self, &id, 1) < 1)
+		SKIP(return, "needs a completely free region");
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+
+	/* A shorter timeout applies to a hold taken before the change. */
+	err = rpm_hold(&self->rpm, id, &r, &ack);
+	ASSERT_EQ(0, err) TH_LOG("hold %u: %s \"%s\"", id, strerror(-err), ack.msg);
+	t0 = now_ms();
+	ASSERT_EQ(0, param_set(HOLD_TIMEOUT_PARAM, 3000));
+	sleep_ms(1500);
+	err = rpm_hold(&self->rpm, id, &r, &ack);	/* renew: expires at 1.5 + 3 s */
+	EXPECT_EQ(0, err) TH_LOG("renewing: %s \"%s\"", strerror(-err), ack.msg);
+	sleep_ms(2000);
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+	EXPECT_STREQ("held", state_name(r.state)) TH_LOG("the renewal did not restart the timeout");
+	got = wait_release(&ev, id, REGIONPM_RELEASE_REASON_TIMEOUT, 10000, &e);
+	waited = now_ms() - t0;
+	param_set(HOLD_TIMEOUT_PARAM, saved);
+	EXPECT_TRUE(got) {
+		TH_LOG("no region-release-ntf {id %u, reason timeout}", id);
+		log_events(_metadata, &ev);
+	}
+	TH_LOG("released %" PRIu64 " ms after the hold (renewed at 1500 ms, timeout 3000 ms)", waited);
+	EXPECT_LE(4400UL, waited) TH_LOG("released before the renewed hold expired");
+	if (got)
+		EXPECT_EQ(r.held, e.pages);
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+	EXPECT_STREQ("active", state_name(r.state));
+	EXPECT_EQ(0UL, r.held);
+	EXPECT_EQ(saved, param_get(HOLD_TIMEOUT_PARAM));
+	rpm_close(&ev);
+}
+
+/* ZONE_DMA is never held; holds count against max_parked_pct. */
+TEST_F(regionpm, hold_refusals)
+{
+	struct regions rs = { 0 };
+	struct rpm_region r;
+	struct rpm_ack ack;
+	int64_t saved;
+	uint32_t id;
+	int i, err, dma = -1;
+
+	ASSERT_EQ(0, regions_dump(&self->rpm, false, &rs, &ack));
+	for (i = 0; i < rs.n && dma < 0; i++)
+		if (region_in_zone(&rs.r[i], "DMA"))
+			dma = rs.r[i].id;
+	if (dma >= 0) {
+		err = rpm_hold(&self->rpm, dma, &r, &ack);
+		EXPECT_EQ(-EPERM, err) TH_LOG("holding ZONE_DMA region %d: %d \"%s\"", dma, err,
+					      ack.msg);
+		EXPECT_NE(0, ack.msg[0]);
+		fprintf(stderr, "#   hold of ZONE_DMA region %d: %d \"%s\"\n", dma, err, ack.msg);
+	} else {
+		TH_LOG("no ZONE_DMA region here, that case is not checked");
+	}
+	regions_free(&rs);
+
+	if (empty_regions(_metadata, self, &id, 1) < 1)
+		SKIP(return, "needs a completely free region");
+	saved = param_get(MAX_PARKED_PARAM);
+	ASSERT_LE(0, saved);
+	ASSERT_EQ(0, param_set(MAX_PARKED_PARAM, 1));
+	err = rpm_hold(&self->rpm, id, &r, &ack);
+	param_set(MAX_PARKED_PARAM, saved);
+	EXPECT_EQ(-ENOSPC, err) TH_LOG("hold with max_parked_pct=1: %d \"%s\"", err, ack.msg);
+	EXPECT_NE(NULL, strstr(ack.msg, "max_parked_pct"));
+	fprintf(stderr, "#   hold with max_parked_pct=1: %d \"%s\"\n", err, ack.msg);
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+	EXPECT_STREQ("active", state_name(r.state));
+}
+
+/*
+ * Memory pressure ends holds before it releases any parked region: with
+ * regions held and one parked, an allocation that the held free pages
+ * cover gets them back through the shrinker, and the parked region stays
+ * parked unless every hold is gone.
+ */
+TEST_F_TIMEOUT(regionpm, pressure_releases_holds_first, 900)
+{
+	struct regions rs = { 0 };
+	struct rpm_compact_res res;
+	struct rpm_region r;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm ev;
+	const uint32_t pressure = (1U << REGIONPM_RELEASE_REASON_SHRINKER) |
+				  (1U << REGIONPM_RELEASE_REASON_OOM);
+	struct ev_match m = { .cmd = REGIONPM_CMD_REGION_RELEASE_NTF, .reasons = pressure };
+	uint32_t ids[64], held_ids[64];
+	uint64_t held_free = 0, want, held = 0, failed = 0;
+	int64_t free_pages, oom0;
+	int n, nheld = 0, parked = -1, i, released = 0, still_held;
+	char cmd[64];
+
+	if (!alloc_test_ready())
+		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
+	n = empty_regions(_metadata, self, ids, ARRAY_SIZE(ids));
+	if (n < 2)
+		SKIP(return, "needs two completely free regions (found %d)", n);
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+	/* The lowest one is parked, the others held, keeping 256 MiB free. */
+	if (!rpm_park(&self->rpm, ids[n - 1], false, &res, &ack))
+		parked = ids[n - 1];
+	for (i = 0; i < n - 1; i++) {
+		if (meminfo_kb("MemFree") < 256 * 1024 + (int64_t)(self->region_pages * self->pgsz / 1024))
+			break;
+		if (rpm_hold(&self->rpm, ids[i], &r, &ack)) {
+			TH_LOG("holding %u: \"%s\"", ids[i], ack.msg);
+			continue;
+		}
+		held_ids[nheld++] = ids[i];
+		held_free += r.free;
+	}
+	TH_LOG("held %d regions (%" PRIu64 " free pages), parked region %d", nheld, held_free,
+	       parked);
+	if (!nheld)
+		SKIP(goto out, "nothing could be held");
+	free_pages = zone_free_pages(-1, NULL);
+	ASSERT_LE(0, free_pages);
+	want = free_pages + held_free / 2;
+	oom0 = vmstat_get("oom_kill");
+	snprintf(cmd, sizeof(cmd), "any -1 %" PRIu64, want);
+	ASSERT_EQ(0, write_text(ALLOC_TEST, cmd)) TH_LOG("writing \"%s\" to %s", cmd, ALLOC_TEST);
+	ASSERT_EQ(0, alloc_test_state(&held, &failed));
+	m.ids = held_ids;
+	m.nids = nheld;
+	while (!rpm_event_wait(&ev, released ? 200 : EVENT_WAIT_MS, &m, &e))
+		released++;
+	still_held = 0;
+	for (i = 0; i < nheld; i++)
+		if (!rpm_region_get(&self->rpm, held_ids[i], false, &r, &ack) &&
+		    r.state == REGIONPM_REGION_STATE_HELD)
+			still_held++;
+	TH_LOG("asked %" PRIu64 " pages (%" PRId64 " free), got %" PRIu64 ", %" PRIu64
+	       " failed; %d of %d holds released by pressure, %d still held", want, free_pages,
+	       held, failed, released, nheld, still_held);
+	EXPECT_EQ(0UL, failed) TH_LOG("allocations failed while held memory could serve them");
+	EXPECT_EQ(oom0, vmstat_get("oom_kill")) TH_LOG("the OOM killer ran");
+	EXPECT_LT(0, released) {
+		TH_LOG("no hold released with reason shrinker or oom");
+		log_events(_metadata, &ev);
+	}
+	if (parked >= 0) {
+		ASSERT_EQ(0, rpm_region_get(&self->rpm, parked, false, &r, &ack));
+		TH_LOG("parked region %d is %s", parked, state_name(r.state));
+		EXPECT_TRUE(r.state == REGIONPM_REGION_STATE_PARKED || !still_held)
+			TH_LOG("a parked region was released while holds were left");
+	}
+	ASSERT_EQ(0, write_text(ALLOC_TEST, "free"));
+out:
+	rpm_close(&ev);
+	regions_free(&rs);
+}
 
 /* ------------------------------------------------------------------------
  * main: the harness, plus --count-regions for ynl-cli.sh

@@ -17,11 +17,16 @@
  *   allocated from it.
  * @REGIONPM_REGION_STATE_BUSY: A compaction or park operation is running on
  *   it.
+ * @REGIONPM_REGION_STATE_HELD: Held by region-hold: every pageblock of the
+ *   region that could be isolated is, so its free pages are on isolated free
+ *   lists and nothing (no allocation, no migration target) is taken from them.
+ *   Pages still in use stay where they are.
  */
 enum regionpm_region_state {
 	REGIONPM_REGION_STATE_ACTIVE,
 	REGIONPM_REGION_STATE_PARKED,
 	REGIONPM_REGION_STATE_BUSY,
+	REGIONPM_REGION_STATE_HELD,
 };
 
 /**
@@ -40,8 +45,8 @@ enum regionpm_compact_mode {
 };
 
 /**
- * enum regionpm_release_reason - Why a parked region was given back to the
- *   allocator.
+ * enum regionpm_release_reason - Why a parked or held region was given back to
+ *   the allocator.
  * @REGIONPM_RELEASE_REASON_UNPARK: An explicit region-unpark request.
  * @REGIONPM_RELEASE_REASON_OWNER_CLOSED: The netlink socket that parked it was
  *   closed (or its owner died).
@@ -50,6 +55,8 @@ enum regionpm_compact_mode {
  * @REGIONPM_RELEASE_REASON_OOM: The OOM notifier, before the OOM killer would
  *   have run.
  * @REGIONPM_RELEASE_REASON_HOTPLUG: The memory is being offlined.
+ * @REGIONPM_RELEASE_REASON_TIMEOUT: A hold was not renewed within
+ *   regionpm.hold_timeout_ms (holds only; parked regions do not expire).
  */
 enum regionpm_release_reason {
 	REGIONPM_RELEASE_REASON_UNPARK,
@@ -57,6 +64,7 @@ enum regionpm_release_reason {
 	REGIONPM_RELEASE_REASON_SHRINKER,
 	REGIONPM_RELEASE_REASON_OOM,
 	REGIONPM_RELEASE_REASON_HOTPLUG,
+	REGIONPM_RELEASE_REASON_TIMEOUT,
 };
 
 /**
@@ -90,6 +98,7 @@ enum {
 	REGIONPM_A_INFO_BIAS,
 	REGIONPM_A_INFO_FRONTIER,
 	REGIONPM_A_INFO_PARKED_PAGES,
+	REGIONPM_A_INFO_HELD_PAGES,
 
 	__REGIONPM_A_INFO_MAX,
 	REGIONPM_A_INFO_MAX = (__REGIONPM_A_INFO_MAX - 1)
@@ -129,6 +138,7 @@ enum {
 	REGIONPM_A_REGION_SCAN,
 	REGIONPM_A_REGION_DETAIL,
 	REGIONPM_A_REGION_PAD,
+	REGIONPM_A_REGION_HELD_PAGES,
 
 	__REGIONPM_A_REGION_MAX,
 	REGIONPM_A_REGION_MAX = (__REGIONPM_A_REGION_MAX - 1)
@@ -175,6 +185,7 @@ enum {
 	REGIONPM_CMD_REGION_ALLOC_NTF,
 	REGIONPM_CMD_REGION_RELEASE_NTF,
 	REGIONPM_CMD_REGION_COMPACT_NTF,
+	REGIONPM_CMD_REGION_HOLD,
 
 	__REGIONPM_CMD_MAX,
 	REGIONPM_CMD_MAX = (__REGIONPM_CMD_MAX - 1)

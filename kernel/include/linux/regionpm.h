@@ -16,7 +16,7 @@
 
 struct zone;
 
-/* Per-socket state of the netlink family: the regions a socket parked. */
+/* Per-socket state of the netlink family: the regions a socket parked or holds. */
 struct regionpm_sock {
 	struct list_head parked;
 };
