@@ -1248,8 +1248,9 @@ static unsigned long parked_for(int nid, enum zone_type high)
 }
 
 /*
- * Pressure.  Both paths can run inside an allocation made by a compaction
- * or a park in progress; that holds regionpm.lock but never park_lock,
+ * Pressure: holds until @want pages came back, parked regions until
+ * @want_parked did.  Both paths can run inside an allocation made by a
+ * compaction or a park in progress; that holds regionpm.lock but never park_lock,
  * which nothing holds across an allocation, so waiting for it is safe and
  * parked memory always comes back before the OOM killer runs.  Holds go
  * first (they cost their owner least: a hold is taken again more cheaply
@@ -1257,11 +1258,11 @@ static unsigned long parked_for(int nid, enum zone_type high)
  * over each list.  A held region that is busy (being compacted or parked)
  * is left alone.
  */
-static unsigned long release_some(unsigned long want, int nid, enum zone_type high,
-				  enum regionpm_release_reason reason)
+static unsigned long release_some(unsigned long want, unsigned long want_parked, int nid,
+				  enum zone_type high, enum regionpm_release_reason reason)
 {
 	struct regionpm_region *r, *tmp;
-	unsigned long freed = 0;
+	unsigned long freed = 0, parked = 0;
 
 	mutex_lock(&regionpm.park_lock);
 	list_for_each_entry_safe(r, tmp, &held_regions, parked_node) {
@@ -1271,10 +1272,14 @@ static unsigned long release_some(unsigned long want, int nid, enum zone_type hi
 			freed += release_hold_locked(r, reason);
 	}
 	list_for_each_entry_safe(r, tmp, &parked_regions, parked_node) {
-		if (freed >= want)
+		if (parked >= want_parked)
 			break;
-		if (region_helps(r, nid, high))
-			freed += release_locked(r, reason);
+		if (region_helps(r, nid, high)) {
+			unsigned long n = release_locked(r, reason);
+
+			freed += n;
+			parked += n;
+		}
 	}
 	mutex_unlock(&regionpm.park_lock);
 	if (freed)
@@ -1300,12 +1305,59 @@ static unsigned long shrink_count(struct shrinker *s, struct shrink_control *sc)
 	return parked ? parked : SHRINK_EMPTY;
 }
 
+/*
+ * Reclaim asks a shrinker for a few dozen objects a call while it has
+ * just begun (freeable >> priority), and a parked region is tens of
+ * thousands of pages: giving one back per call gave a region back at
+ * every kswapd wake-up, where reclaiming a little cold cache was all it
+ * took, and the daemon parked it again moments later (a ping-pong seen
+ * under a database-like workload and with ZONE_MOVABLE).  So the requests
+ * are summed per node, and parked regions go back once they add up to a
+ * region: as reclaim struggles its priority falls and the requests grow
+ * exponentially, so real pressure gets memory back within a few rounds,
+ * and the OOM notifier gives everything back regardless.  Holds carry no
+ * data and go back at once.  Requests older than shrink_debt_ms are
+ * forgotten: pressure that stopped owes nothing.
+ */
+static unsigned int shrink_debt_ms = 5000;
+module_param(shrink_debt_ms, uint, 0644);
+MODULE_PARM_DESC(shrink_debt_ms, "Reclaim requests add up over this long before a parked region goes back (ms)");
+
+static struct {
+	unsigned long pages;	/* requested and not yet given */
+	unsigned long when;	/* jiffies of the last request */
+} shrink_debt[MAX_NUMNODES];
+static DEFINE_SPINLOCK(shrink_debt_lock);
+
+/* Add @nr to the node's debt; returns the parked pages due now (0: none). */
+static unsigned long shrink_parked_due(int nid, unsigned long nr)
+{
+	unsigned long due = 0;
+
+	if (nid < 0 || nid >= MAX_NUMNODES)
+		nid = 0;
+	spin_lock(&shrink_debt_lock);
+	if (time_after(jiffies, shrink_debt[nid].when +
+		       msecs_to_jiffies(READ_ONCE(shrink_debt_ms))))
+		shrink_debt[nid].pages = 0;
+	shrink_debt[nid].when = jiffies;
+	shrink_debt[nid].pages += nr;
+	if (shrink_debt[nid].pages >= regionpm_pages()) {
+		due = shrink_debt[nid].pages;
+		shrink_debt[nid].pages = 0;
+	}
+	spin_unlock(&shrink_debt_lock);
+	return due;
+}
+
 static unsigned long shrink_scan(struct shrinker *s, struct shrink_control *sc)
 {
-	unsigned long freed = release_some(sc->nr_to_scan, sc->nid, shrink_high_zone(sc),
+	unsigned long due = shrink_parked_due(sc->nid, sc->nr_to_scan);
+	unsigned long freed = release_some(sc->nr_to_scan, due, sc->nid, shrink_high_zone(sc),
 					   REGIONPM_RELEASE_REASON_SHRINKER);
 
-	return freed ? freed : SHRINK_STOP;
+	/* Nothing given yet: the request is owed, reclaim goes on elsewhere. */
+	return freed;
 }
 
 /* Global OOM only (not memcg): everything comes back, the last resort. */
@@ -1313,7 +1365,7 @@ static int oom_notify(struct notifier_block *nb, unsigned long unused, void *arg
 {
 	unsigned long *freed = arg;
 
-	*freed += release_some(ULONG_MAX, NUMA_NO_NODE, MAX_NR_ZONES - 1,
+	*freed += release_some(ULONG_MAX, ULONG_MAX, NUMA_NO_NODE, MAX_NR_ZONES - 1,
 			       REGIONPM_RELEASE_REASON_OOM);
 	return NOTIFY_OK;
 }
