@@ -91,7 +91,7 @@ since() { awk -v t0="$1" '{ printf "%.1f", $1 - t0 }' /proc/uptime; }
 #   hot_set_bytes  the size of the hot set (for the hot set's disk reads)
 hot_result() { # work unit seconds hot_set_bytes
 	awk -v w="$1" -v u="$2" -v s="$3" -v h="$4" 'BEGIN {
-		printf "hot_work=%d\nhot_unit=%s\nhot_secs=%.2f\nhot_rate=%.1f\nhot_set_bytes=%d\n",
+		printf "hot_work=%.0f\nhot_unit=%s\nhot_secs=%.2f\nhot_rate=%.1f\nhot_set_bytes=%.0f\n",
 			w, u, s, (s > 0 ? w / s : 0), h
 	}' | tee "$BENCH_STATE/hot.out"
 }

@@ -6,7 +6,7 @@
 #
 # Five "guest" processes whose resident sizes grow and shrink at different
 # times, plus two disk image files in the page cache.  Each process
-# (Python, anonymous mmap in 8 MiB chunks, every page written) follows the
+# (Python, private anonymous mmap in 8 MiB chunks, every page written) follows the
 # size in MiB written to $BENCH_STATE/vm.N.target, reports its size in
 # vm.N.size, and once a second writes one byte to every page of its hot
 # quarter (the first quarter of its chunks).  Sized from BENCH_MEM_KB:
@@ -47,7 +47,7 @@ while True:
     if target < 0:
         break
     while len(chunks) * CH < target:
-        m = mmap.mmap(-1, CH)
+        m = mmap.mmap(-1, CH, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         m[::PG] = b"\x01" * (CH // PG)
         chunks.append(m)
     while len(chunks) * CH > target + CH - 1:
