@@ -243,9 +243,9 @@ def table(w, size, by_cfg):
     lines = []
     any_r = next(iter(ok.values()), None)
     if any_r:
-        lines.append("%s, %s guest, %d x %d MiB regions; hot phase until +%d s after the frees"
+        lines.append("%s, %s guest, %d x %d MiB regions; hot phase %.0f s, snapshots 30/60/120 s after the frees"
                      % (w, size, any_r["end"]["present_regions"], any_r["region_bytes"] >> 20,
-                        any_r["hot_secs"]))
+                        any_r.get("phase", {}).get("hot", {}).get("secs", 0)))
     else:
         lines.append("%s, %s guest" % (w, size))
     width = 15
