@@ -225,6 +225,10 @@ def load_runs(rundir):
     return runs
 
 
+def workload_key(w):
+    return (WORKLOADS.index(w) if w in WORKLOADS else len(WORKLOADS), w)
+
+
 def size_key(s):
     return float(s.rstrip("GMgm"))
 
@@ -328,7 +332,7 @@ def main():
     rundir, stamp, outdir = sys.argv[1:4]
     runs = load_runs(rundir)
     blocks = []
-    for w in sorted(runs, key=lambda x: (WORKLOADS.index(x) if x in WORKLOADS else 99, x)):
+    for w in sorted(runs, key=workload_key):
         for size in sorted(runs[w], key=size_key):
             by_cfg = runs[w][size]
             stock = by_cfg.get("stock")
@@ -370,7 +374,7 @@ def plot(runs, rundir, outdir, stamp):
         return
     datdir = os.path.join(rundir, "plot")
     os.makedirs(datdir, exist_ok=True)
-    panels = [(w, s) for w in runs for s in sorted(runs[w], key=size_key)]
+    panels = [(w, s) for w in sorted(runs, key=workload_key) for s in sorted(runs[w], key=size_key)]
     cols = 2 if len(panels) > 1 else 1
     nrows = ceil_div(len(panels), cols)
     script = ['set terminal pngcairo size %d,%d font ",9"' % (700 * cols, 360 * nrows) if has_cairo()
@@ -379,7 +383,8 @@ def plot(runs, rundir, outdir, stamp):
               "set termoption noenhanced",
               "set multiplot layout %d,%d" % (nrows, cols), "set key top left",
               "set xlabel 's since the end of the frees (negative: fill, free)'",
-              "set ylabel 'empty regions (kpageflags)'", "set grid"]
+              "set ylabel 'empty regions (kpageflags)'", "set grid",
+              "set yrange [0:*]", "set offsets 0, 0, 1, 0"]
     for w, size in panels:
         plots = []
         for cfg in CONFIGS + sorted(c for c in runs[w][size] if c not in CONFIGS):
