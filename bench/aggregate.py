@@ -252,9 +252,7 @@ def table(w, size, by_cfg):
                         any_r.get("phase", {}).get("hot", {}).get("secs", 0)))
     else:
         lines.append("%s, %s guest" % (w, size))
-    width = 15
-    head = "%-40s" % "" + "".join("%*s" % (width, SHORT.get(c, c)[:width - 1]) for c in cfgs)
-    lines.append(head)
+    rows = []   # (label, cells); laid out at the end, columns as wide as their widest cell
 
     def row(label, fn):
         cells = []
@@ -267,8 +265,8 @@ def table(w, size, by_cfg):
                 v = fn(r, r["_d"])
             except (KeyError, TypeError, ZeroDivisionError):
                 v = None
-            cells.append("-" if v is None else v)
-        lines.append("%-40s" % label + "".join("%*s" % (width, x) for x in cells))
+            cells.append("-" if v is None else str(v))
+        rows.append((label, cells))
 
     def at3(key, nd=2):
         return lambda r, d: "/".join(fmt_num(d["marks"][m][key], nd) if m in d["marks"] else "-" for m in MARKS)
@@ -317,6 +315,11 @@ def table(w, size, by_cfg):
     row("PSI some ms, whole run", lambda r, d: r["psi_some_us"] // 1000)
     row("model mW at end (model)", lambda r, d: "%.0f" % d["model_mw_end"])
     row("run s (guest)", lambda r, d: "%.0f" % r["run_secs"])
+    widths = [max([len(SHORT.get(c, c))] + [len(cells[i]) for _, cells in rows]) + 2
+              for i, c in enumerate(cfgs)]
+    lines.append("%-40s" % "" + "".join("%*s" % (wd, SHORT.get(c, c)) for wd, c in zip(widths, cfgs)))
+    for label, cells in rows:
+        lines.append("%-40s" % label + "".join("%*s" % (wd, x) for wd, x in zip(widths, cells)))
     for c in cfgs:
         if "error" in by_cfg[c]:
             lines.append("  %s failed: %s" % (c, by_cfg[c]["error"][:100]))
