@@ -4,7 +4,7 @@
 #   make kernel       patched Linux 6.12 test kernel (cached; KERNEL_VARIANT=debug)
 #   make check        everything, unit tests, then the in-VM tests
 #   make demo         the main job (see README.md)
-#   make bench        the benchmark of docs/benchmarks.md (under 30 minutes)
+#   make bench        the benchmark of docs/benchmarks.md (hours: see there)
 #   make vm-shell     interactive guest on the test kernel
 #   make deps         install the Debian packages needed (idempotent)
 #   make deb          the regionpmd Debian package in build/deb/ (debian/)
@@ -147,8 +147,9 @@ demo: deps
 	@$(MAKE) --no-print-directory all kernel
 	@scripts/demo.sh
 
-# The fragmenting workload under six configurations in fresh VMs, side by
-# side: table, bench/results/<stamp>.json and .png (docs/benchmarks.md).
+# Four workloads x two sizes under six configurations in fresh VMs, side by
+# side (BENCH_WORKLOADS, BENCH_SIZES, BENCH_CONFIGS select a part): tables,
+# bench/results/<stamp>.json and .png (docs/benchmarks.md).
 bench: deps
 	@$(MAKE) --no-print-directory all kernel
 	@echo "policy pass time (host, fixtures; issue 9 asks <= 2 ms at 4096 regions):"

@@ -1,57 +1,70 @@
 #!/bin/bash
-# One benchmark run in the guest: set up one configuration, run the
-# fragmenting workload (bench/workload/fragment.sh) while sampling empty
-# regions from /proc/kpageflags (build/tools/kpageflags-regions, the
-# independent judge), and write one JSON object to $REGIONPM_VM_OUT.
+# One benchmark run in the guest: set up one configuration, run one workload
+# (bench/workload/WORKLOAD.sh: fill, free, hot) while sampling empty regions
+# from /proc/kpageflags (build/tools/kpageflags-regions, the independent
+# judge), and write one JSON object to $REGIONPM_VM_OUT.
 #
-#   guest-run.sh CONFIG [HOT_SECS]
+#   guest-run.sh CONFIG [HOT_SECS] [WORKLOAD]
 #
-# CONFIG: stock | proactive | naive | damon | bias | regionpmd
-#   stock      the patch is there, nothing enabled
-#   proactive  vm.compaction_proactiveness=100, compact_memory after the frees
-#   naive      drop_caches=3 + compact_memory every 10 s, all the time
-#   damon      DAMON_RECLAIM with its defaults (enabled=Y)
-#   bias       the allocation bias alone (regionpm.bias=1 on the command line)
-#   regionpmd  regionpmd with defaults (it enables the bias itself)
-#   demo       (make demo) bias on from boot, regionpmd with defaults started
-#              after the frees, so the map before it is the fragmented one
-# Every mechanism is switched on before the workload starts, as a user
-# would deploy it.  BENCH_SAMPLE_SECS (default 3) is the sampling period.
+# WORKLOAD: fragment (default) | fileserver | database | vmhost
+# CONFIG: one cfg_NAME_start function below (stock, proactive, naive, damon,
+# bias, regionpmd, demo).  Every mechanism is switched on before the
+# workload starts, as an operator would deploy it (demo excepted: it starts
+# regionpmd after the frees, so its "before" map is the fragmented one).
+#
+# Timeline: fill, free, then the hot phase, which lasts until HOT_SECS
+# (default 125) after the end of the frees.  At the end of the frees and
+# 30, 60 and 120 s after it (those that fall inside the hot phase) the judge
+# takes a full per-region snapshot, and the daemon's counters, context
+# switches and CPU time are read; bench/aggregate.py computes the bounds and
+# ratios from the snapshots.  Per phase: wall time and sectors read from the
+# scratch disk.  BENCH_SAMPLE_SECS (default 3) is the period of the summary
+# samples for the plot.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cfg=${1:?config}
-hot_secs=${2:-40}
+hot_secs=${2:-125}
+workload=${3:-fragment}
 period=${BENCH_SAMPLE_SECS:-3}
 judge=$top/build/tools/kpageflags-regions
-frag=$top/bench/workload/fragment.sh
+wl=$top/bench/workload/$workload.sh
+[ -x "$wl" ] || { echo "guest-run: no workload $wl" >&2; exit 2; }
 work=/tmp/bench-run
 mkdir -p "$work"
-export FRAG_STATE=$work/frag
-export FRAG_MEM_KB=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
+export BENCH_STATE=$work/state
+export BENCH_MEM_KB=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
+. "$top/bench/lib.sh"
 out=${REGIONPM_VM_OUT:-/dev/stdout}
+kv=$work/kv	# KEY VALUE lines that become the JSON
+: > "$kv"
 
-vm() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
-mi() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-sectors_read() { awk '{ print $3 }' /sys/block/vda/stat; }
-psi_total() { awk -v k="$1" '$1 == k { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }
-now() { awk '{ print $1 }' /proc/uptime; }
-log() { echo "[bench $cfg t=$(awk -v t0="$T0" '{ printf "%.0f", $1 - t0 }' /proc/uptime)s] $*"; }
+log() { echo "[bench $workload/$cfg t=$(since "$T0")s] $*"; }
+put() { echo "$1 $2" >> "$kv"; }
 
-T0=$(now)
-region_bytes=$((0x$(cat /sys/devices/system/memory/block_size_bytes)))
-mem_total0=$(mi MemTotal)
-mig0=$(vm pgmigrate_success) majf0=$(vm pgmajfault)
+T0=$(uptime_s)
+put region_bytes $((0x$(cat /sys/devices/system/memory/block_size_bytes)))
+put mem_total_kb_boot "$(mi MemTotal)"
+mig0=$(vm pgmigrate_success) majf0=$(vm pgmajfault) sec0=$(sectors_read)
 steal0=$(( $(vm pgsteal_kswapd) + $(vm pgsteal_direct) ))
 oom0=$(vm oom_kill)
+psi_total() { awk -v k="$1" '$1 == k { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }
 psi_some0=$(psi_total some) psi_full0=$(psi_total full)
 echo 0 > "$work/dropped"
 
-# ---- configuration --------------------------------------------------------
-loop_pid='' daemon_pid='' sampler_pid=''
-case "$cfg" in
-stock) ;;
-proactive) echo 100 > /proc/sys/vm/compaction_proactiveness ;;
-naive)
+# ---- configurations -------------------------------------------------------
+# One function per configuration: cfg_NAME_start (before the workload,
+# required), cfg_NAME_after_free (optional), cfg_NAME_stop (optional, at the
+# end).  A configuration that runs a daemon sets daemon_pid; its counters
+# come from daemon_counters below.  Pages it dropped go to $work/dropped.
+# Kernel command line additions live in bench/run-bench.sh (cfg_append).
+loop_pid='' daemon_pid=''
+
+cfg_stock_start() { :; }
+
+cfg_proactive_start() { echo 100 > /proc/sys/vm/compaction_proactiveness; }
+cfg_proactive_after_free() { echo 1 > /proc/sys/vm/compact_memory; }
+
+cfg_naive_start() {
 	(
 		dropped=0
 		while sleep 10; do
@@ -63,27 +76,86 @@ naive)
 			echo "$dropped" > "$work/dropped"
 		done
 	) &
-	loop_pid=$! ;;
-damon)
-	if [ -w /sys/module/damon_reclaim/parameters/enabled ]; then
-		echo Y > /sys/module/damon_reclaim/parameters/enabled
+	loop_pid=$!
+}
+cfg_naive_stop() { kill "$loop_pid" 2>/dev/null; }
+
+damon_param=/sys/module/damon_reclaim/parameters
+cfg_damon_start() {
+	if [ -w $damon_param/enabled ]; then
+		echo Y > $damon_param/enabled
 	else
 		log "no DAMON_RECLAIM in this kernel"
-	fi ;;
-bias|demo) ;;	# regionpm.bias=1 on the kernel command line
-regionpmd)
-	"$top/build/regionpmd" -v > "$work/regionpmd.log" 2>&1 &
-	daemon_pid=$! ;;
-*) echo "guest-run: unknown configuration $cfg" >&2; exit 2 ;;
-esac
-log "configured: bias=$(cat /sys/module/regionpm/parameters/bias) proactiveness=$(cat /proc/sys/vm/compaction_proactiveness) damon_reclaim=$(cat /sys/module/damon_reclaim/parameters/enabled 2>/dev/null || echo -)"
+	fi
+}
+cfg_damon_stop() {
+	[ -r $damon_param/bytes_reclaimed_regions ] &&
+		echo $(( $(cat $damon_param/bytes_reclaimed_regions) / 4096 )) > "$work/dropped"
+}
 
-# ---- sampler: the judge every $period seconds -----------------------------
-phase=fill
+cfg_bias_start() { :; }	# regionpm.bias=1 on the kernel command line
+
+# regionpmd with its defaults; the configuration file only adds the metrics
+# file (its counters of migrated and dropped pages).
+start_regionpmd() {
+	printf '[Daemon]\nMetricsFile=%s\n' "$work/regionpmd.prom" > "$work/regionpmd.conf"
+	"$top/build/regionpmd" -v -c "$work/regionpmd.conf" > "$work/regionpmd.log" 2>&1 &
+	daemon_pid=$!
+}
+cfg_regionpmd_start() { start_regionpmd; }
+cfg_demo_start() { :; }	# bias from boot; the daemon starts after the frees
+cfg_demo_after_free() { start_regionpmd; }
+
+declare -F "cfg_${cfg}_start" >/dev/null ||
+	{ echo "guest-run: unknown configuration $cfg" >&2; exit 2; }
+hook() { declare -F "cfg_${cfg}_$1" >/dev/null && "cfg_${cfg}_$1"; return 0; }
+hook start
+log "configured: bias=$(cat /sys/module/regionpm/parameters/bias) proactiveness=$(cat /proc/sys/vm/compaction_proactiveness) damon_reclaim=$(cat $damon_param/enabled 2>/dev/null || echo -)"
+
+# "MIGRATED DROPPED" of the daemon: its metrics file, else the sums of its
+# log's "compacted" lines; "None None" without a daemon.
+daemon_counters() {
+	if [ -z "$daemon_pid" ]; then
+		echo "None None"
+	elif [ -s "$work/regionpmd.prom" ]; then
+		awk '$1 == "regionpm_pages_migrated_total" { m = $2 }
+		     $1 == "regionpm_pages_dropped_total" { d = $2 }
+		     END { print m + 0, d + 0 }' "$work/regionpmd.prom"
+	else
+		awk '/compacted/ { for (i = 1; i < NF; i++) { if ($i == "migrated") m += $(i + 1)
+							     if ($i == "dropped") d += $(i + 1) } }
+		     END { print m + 0, d + 0 }' "$work/regionpmd.log"
+	fi
+}
+# "CTXT TICKS": voluntary + involuntary context switches and utime + stime
+# (clock ticks) of the daemon; "None None" without one.
+daemon_cpu() {
+	if [ -n "$daemon_pid" ] && [ -r "/proc/$daemon_pid/stat" ]; then
+		echo "$(awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s }' "/proc/$daemon_pid/status")" \
+			"$(awk '{ print $14 + $15 }' "/proc/$daemon_pid/stat")"
+	else
+		echo "None None"
+	fi
+}
+
+# A full snapshot: per-region judge JSON plus the counters, under name N.
+snapshot() { # name
+	"$judge" -j > "$work/snap.$1.json"
+	put "snap.$1.t" "$(since "$T0")"
+	read -r a b < <(daemon_counters); put "snap.$1.daemon_migrated" "$a"; put "snap.$1.daemon_dropped" "$b"
+	read -r a b < <(daemon_cpu); put "snap.$1.daemon_ctxt" "$a"; put "snap.$1.daemon_ticks" "$b"
+	put "snap.$1.pgmigrate_success" "$(vm pgmigrate_success)"
+	put "snap.$1.dropped" "$(cat "$work/dropped")"
+	put "snap.$1.cached_kb" "$(mi Cached)"
+	put "snap.$1.mem_available_kb" "$(mi MemAvailable)"
+	put "snap.$1.mem_total_kb" "$(mi MemTotal)"
+}
+
+# ---- sampler: the judge's summary every $period seconds --------------------
 echo fill > "$work/phase"
 (
 	while :; do
-		t=$(awk -v t0="$T0" '{ printf "%.1f", $1 - t0 }' /proc/uptime)
+		t=$(since "$T0")
 		"$judge" | tail -1 | awk -v t="$t" -v ph="$(cat "$work/phase")" -v mt="$(mi MemTotal)" \
 			'{ for (i = 1; i < NF; i++) v[$i] = $(i + 1)
 			   print t, ph, v["empty"], v["regions"], v["with-unmovable"], v["bound-simple"], v["bound-tight"], mt }'
@@ -92,56 +164,114 @@ echo fill > "$work/phase"
 ) > "$work/samples" &
 sampler_pid=$!
 
-# ---- the workload ---------------------------------------------------------
-"$frag" fill || log "fill failed"
-echo free > "$work/phase"
-"$frag" free
-if [ "$cfg" = proactive ]; then
-	echo 1 > /proc/sys/vm/compact_memory
-fi
-sleep 2
-"$judge" -j > "$work/before.json"
-if [ "$cfg" = demo ]; then
-	"$top/build/regionpmd" -v > "$work/regionpmd.log" 2>&1 &
-	daemon_pid=$!
-fi
-echo hot > "$work/phase"
-sec0=$(sectors_read) majh0=$(vm pgmajfault)
-"$frag" hot "$hot_secs"
-sec1=$(sectors_read) majh1=$(vm pgmajfault)
+# ---- the workload: fill, free, hot ----------------------------------------
+phase() { # name command...: wall time and sectors read of one phase
+	local name=$1 t s
+	shift
+	echo "$name" > "$work/phase"
+	t=$(uptime_s) s=$(sectors_read)
+	"$@" || log "$name failed"
+	put "phase.$name.secs" "$(since "$t")"
+	put "phase.$name.sectors" $(( $(sectors_read) - s ))
+}
+
+phase fill "$wl" fill
+put fill_end.cached_kb "$(mi Cached)"
+put fill_end.mem_available_kb "$(mi MemAvailable)"
+phase free "$wl" free
+hook after_free
+TF=$(uptime_s)
+snapshot free
+cp "$work/snap.free.json" "$work/before.json"
+# Snapshots 30, 60 and 120 s after the frees, while the hot phase runs.
+marks=$(for m in 30 60 120; do [ "$m" -lt "$hot_secs" ] && echo "$m"; done)
+(
+	for m in $marks; do
+		sleep "$(awk -v t0="$TF" -v m="$m" '{ d = t0 + m - $1; print (d > 0 ? d : 0) }' /proc/uptime)"
+		snapshot "$m"
+		log "snapshot +${m}s: $(tail -c +1 "$work/snap.$m.json" | /usr/bin/python3 -c '
+import json, sys; j = json.load(sys.stdin)
+print("empty %d, bound simple %d tight %d" % (j["empty_regions"], j["bound_simple"], j["bound_tight"]))')"
+	done
+) &
+snap_pid=$!
+sec_h0=$(sectors_read) majh0=$(vm pgmajfault)
+phase hot "$wl" hot "$(awk -v t0="$TF" -v h="$hot_secs" '{ d = t0 + h - $1; printf "%d", (d > 1 ? d : 1) }' /proc/uptime)"
+put hot_sectors_read $(( $(sectors_read) - sec_h0 ))
+put hot_pgmajfault $(( $(vm pgmajfault) - majh0 ))
+wait "$snap_pid"
 echo end > "$work/phase"
-sleep 1
+snapshot end
 kill "$sampler_pid" 2>/dev/null
 wait "$sampler_pid" 2>/dev/null
-"$judge" -j > "$work/end.json"
-"$judge" | tail -1 | sed "s/^/[bench $cfg] end: /"
+cp "$work/snap.end.json" "$work/end.json"
+"$judge" | tail -1 | sed "s/^/[bench $workload\/$cfg] end: /"
 
 # ---- the cost of the configuration itself ---------------------------------
-cpu_user=None cpu_sys=None rss=None migrated_log=None dropped_log=None parks=None
 if [ -n "$daemon_pid" ]; then
 	hz=$(getconf CLK_TCK)
-	read -r cpu_user cpu_sys < <(awk -v hz="$hz" '{ printf "%.2f %.2f\n", $14 / hz, $15 / hz }' "/proc/$daemon_pid/stat" 2>/dev/null || echo "None None")
+	put clk_tck "$hz"
+	read -r u s < <(awk -v hz="$hz" '{ printf "%.2f %.2f\n", $14 / hz, $15 / hz }' "/proc/$daemon_pid/stat" 2>/dev/null || echo "None None")
+	put daemon_cpu_user_s "$u"; put daemon_cpu_sys_s "$s"
 	rss=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$daemon_pid/status" 2>/dev/null)
-	rss=${rss:-None}
-	migrated_log=$(awk '/compacted/ { for (i = 1; i < NF; i++) if ($i == "migrated") s += $(i + 1) } END { print s + 0 }' "$work/regionpmd.log")
-	dropped_log=$(awk '/compacted/ { for (i = 1; i < NF; i++) if ($i == "dropped") s += $(i + 1) } END { print s + 0 }' "$work/regionpmd.log")
-	parks=$(grep -c ': parked' "$work/regionpmd.log")
-	grep -E 'compacted|parked|released|refused|failed|warning' "$work/regionpmd.log" | tail -8 | sed "s/^/[bench $cfg] regionpmd: /"
+	put daemon_maxrss_kb "${rss:-None}"
+	read -r a b < <(daemon_counters); put daemon_migrated "$a"; put daemon_dropped "$b"
+	put daemon_parks "$(grep -c ': parked' "$work/regionpmd.log")"
+	grep -E 'compacted|parked|released|refused|failed|warning' "$work/regionpmd.log" | tail -8 |
+		sed "s/^/[bench $workload\/$cfg] regionpmd: /"
+	echo "$b" > "$work/dropped"
 fi
-[ -n "$loop_pid" ] && kill "$loop_pid" 2>/dev/null
-damon_bytes=None
-if [ "$cfg" = damon ] && [ -r /sys/module/damon_reclaim/parameters/bytes_reclaimed_regions ]; then
-	damon_bytes=$(cat /sys/module/damon_reclaim/parameters/bytes_reclaimed_regions)
-fi
-dropped=$(cat "$work/dropped")
-[ -n "$daemon_pid" ] && dropped=$dropped_log
-[ "$cfg" = damon ] && [ "$damon_bytes" != None ] && dropped=$((damon_bytes / 4096))
+hook stop
+put dropped_pages "$(cat "$work/dropped")"
+put pgmigrate_success $(( $(vm pgmigrate_success) - mig0 ))
+put pgsteal $(( $(vm pgsteal_kswapd) + $(vm pgsteal_direct) - steal0 ))
+put pgmajfault $(( $(vm pgmajfault) - majf0 ))
+put sectors_read_total $(( $(sectors_read) - sec0 ))
+put psi_some_us $(( $(psi_total some) - psi_some0 ))
+put psi_full_us $(( $(psi_total full) - psi_full0 ))
+put oom_kills $(( $(vm oom_kill) - oom0 ))
+put mem_total_kb_end "$(mi MemTotal)"
+while IFS== read -r k v; do put "$k" "$v"; done < "$BENCH_STATE/hot.out"
+# region -> node (memory block N is region N: the judge's default region
+# size is the memory block size)
+for n in /sys/devices/system/node/node[0-9]*; do
+	for b in "$n"/memory[0-9]*; do
+		[ -e "$b" ] && echo "${b##*/memory} ${n##*/node}"
+	done
+done > "$work/nodes"
+"$wl" cleanup >/dev/null 2>&1
 
 # ---- JSON -----------------------------------------------------------------
-. "$FRAG_STATE/hot.out" 2>/dev/null
-/usr/bin/python3 - "$work" > "$work/result.json" <<PY
+/usr/bin/python3 - "$work" "$cfg" "$workload" "$hot_secs" "$(since "$T0")" > "$work/result.json" <<'PY'
 import json, sys
-w = sys.argv[1]
+w, cfg, workload, hot_secs, run_secs = sys.argv[1:6]
+
+def val(v):
+    if v == "None" or v == "":
+        return None
+    for t in (int, float):
+        try:
+            return t(v)
+        except ValueError:
+            pass
+    return v
+
+res = {"config": cfg, "workload": workload, "hot_secs": int(hot_secs), "run_secs": float(run_secs)}
+for line in open(w + "/kv"):
+    k, _, v = line.rstrip("\n").partition(" ")
+    d = res
+    parts = k.split(".")
+    for p in parts[:-1]:
+        d = d.setdefault(p, {})
+    d[parts[-1]] = val(v)
+for name, snap in res.get("snap", {}).items():
+    j = json.load(open("%s/snap.%s.json" % (w, name)))
+    snap["regions"] = j["regions"]
+    snap["judge"] = {k: v for k, v in j.items() if k != "regions"}
+res["node_of_region"] = {}
+for line in open(w + "/nodes"):
+    b, n = line.split()
+    res["node_of_region"][b] = int(n)
 samples = []
 for line in open(w + "/samples"):
     f = line.split()
@@ -150,43 +280,10 @@ for line in open(w + "/samples"):
     samples.append({"t": float(f[0]), "phase": f[1], "empty": int(f[2]), "regions": int(f[3]),
                     "with_unmovable": int(f[4]), "bound_simple": int(f[5]),
                     "bound_tight": int(f[6]), "mem_total_kb": int(f[7])})
-end = json.load(open(w + "/end.json"))
-before = json.load(open(w + "/before.json"))
-def ratio(a, b):
-    return round(a / b, 3) if b else None
-res = {
-    "config": "$cfg",
-    "mem_total_kb_boot": $mem_total0,
-    "mem_total_kb_end": $(mi MemTotal),
-    "region_bytes": $region_bytes,
-    "hot_secs": $hot_secs,
-    "end": {k: v for k, v in end.items() if k != "regions"},
-    "before_hot": {k: v for k, v in before.items() if k != "regions"},
-    "end_regions": end["regions"],
-    "before_regions": before["regions"],
-    "ratio_simple": ratio(end["empty_regions"], end["bound_simple"]),
-    "ratio_tight": ratio(end["empty_regions"], end["bound_tight"]),
-    "pgmigrate_success": $(( $(vm pgmigrate_success) - mig0 )),
-    "pgsteal": $(( $(vm pgsteal_kswapd) + $(vm pgsteal_direct) - steal0 )),
-    "dropped_pages": ${dropped:-0},
-    "daemon_migrated": $migrated_log,
-    "daemon_dropped": $dropped_log,
-    "daemon_parks": $parks,
-    "damon_bytes_reclaimed": $damon_bytes,
-    "hot_sectors_read": $(( sec1 - sec0 )),
-    "hot_pgmajfault": $(( majh1 - majh0 )),
-    "pgmajfault": $(( $(vm pgmajfault) - majf0 )),
-    "hot_bytes": ${hot_bytes:-0},
-    "hot_mbps": ${hot_mbps:-0},
-    "daemon_cpu_user_s": $cpu_user,
-    "daemon_cpu_sys_s": $cpu_sys,
-    "daemon_maxrss_kb": $rss,
-    "psi_some_us": $(( $(psi_total some) - psi_some0 )),
-    "psi_full_us": $(( $(psi_total full) - psi_full0 )),
-    "oom_kills": $(( $(vm oom_kill) - oom0 )),
-    "run_secs": round($(now) - $T0, 1),
-    "samples": samples,
-}
+res["samples"] = samples
+# the names make demo (scripts/demo.sh) reads
+res["end"], res["end_regions"] = res["snap"]["end"]["judge"], res["snap"]["end"]["regions"]
+res["before_hot"], res["before_regions"] = res["snap"]["free"]["judge"], res["snap"]["free"]["regions"]
 json.dump(res, sys.stdout)
 PY
 [ -n "$daemon_pid" ] && kill -TERM "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null

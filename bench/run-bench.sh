@@ -1,21 +1,23 @@
 #!/bin/bash
-# make bench: the fragmenting workload (bench/workload/fragment.sh) in fresh
-# VMs, one at a time, under six configurations side by side:
+# make bench: the workload suite (bench/workload/*.sh) in fresh VMs, one at
+# a time, under up to six configurations side by side:
 #   (a) stock  (b) proactive compaction  (c) naive drop_caches + compact
 #   every 10 s  (d) DAMON_RECLAIM defaults  (e) allocation bias alone
-#   (f) regionpmd with defaults
-# for each memory size in BENCH_SIZES.  Each guest (bench/guest-run.sh)
-# writes one JSON; bench/aggregate.py prints the table, writes
-# bench/results/<stamp>.json (+ latest.json, latest.txt) and the plot
+#   (f) regionpmd with defaults (started before the workload)
+# for each workload and memory size.  Each guest (bench/guest-run.sh) writes
+# one JSON; bench/aggregate.py prints one table per workload x size,
+# writes bench/results/<stamp>.json (+ latest.json, latest.txt) and the plot
 # bench/results/<stamp>.png (+ latest.png).
 #
-#   BENCH_SIZES="2G 3G"   guest memory sizes (128 MiB regions: memory block);
-#                         3G rather than 4G keeps the whole run under 30 min
-#                         on a shared 2-core host (TCG)
+#   BENCH_WORKLOADS="fragment fileserver database vmhost"
+#   BENCH_SIZES="2G 8G"   guest memory sizes (128 MiB regions: memory block;
+#                         8G = 64 regions)
 #   BENCH_CONFIGS="stock proactive naive damon bias regionpmd"
-#   BENCH_HOT_SECS=30     length of the hot phase
+#   BENCH_HOT_SECS=125    the hot phase ends this long after the frees
+#                         (snapshots at 30, 60 and 120 s need more than 120)
 #   BENCH_KEEP=DIR        keep the per-run JSON and console logs in DIR
-#   BENCH_RELEASE_SIZES="2G 8G"  guests for the release latency (below)
+#   BENCH_RELEASE_SIZES="2G 8G"  guests for the release latency (below);
+#                         "" skips it
 #
 # Then the kernel's release latency: in a fresh guest of each size,
 # tests/tools/regionpm-releasebench parks every region it can and times the
@@ -25,43 +27,59 @@ set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 cd "$REGIONPM_TOP"
 
-sizes=${BENCH_SIZES:-2G 3G}
-configs=${BENCH_CONFIGS:-stock proactive naive damon bias regionpmd}
-hot=${BENCH_HOT_SECS:-30}
+workloads=${BENCH_WORKLOADS-fragment fileserver database vmhost}
+sizes=${BENCH_SIZES-2G 8G}
+configs=${BENCH_CONFIGS-stock proactive naive damon bias regionpmd}
+hot=${BENCH_HOT_SECS:-125}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 rundir=${BENCH_KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/regionpm-bench.XXXXXX")}
 mkdir -p "$rundir"
 kernel=$(scripts/kernel-build.sh default) || die "kernel build failed"
 t_start=$(date +%s)
 
-echo "regionpm bench: sizes [$sizes], configurations [$configs], hot phase ${hot}s; runs in $rundir"
+# Kernel command line of a configuration (one arm per configuration that
+# needs one; the rest of a configuration lives in bench/guest-run.sh).
+cfg_append() {
+	case "$1" in
+	bias) echo regionpm.bias=1 ;;
+	esac
+}
+
+echo "regionpm bench: workloads [$workloads], sizes [$sizes], configurations [$configs], hot phase until ${hot}s after the frees; runs in $rundir"
 for size in $sizes; do
-	# scratch disk: room for the files (56 % of memory) plus slack
-	scratch=$(( $(numfmt --from=iec "$size") * 2 / 1048576 ))M
-	for cfg in $configs; do
-		append=
-		[ "$cfg" = bias ] && append="regionpm.bias=1"
-		t0=$(date +%s)
-		printf '%-4s %-10s ... ' "$size" "$cfg"
-		tests/vm/run-vm --kernel "$kernel" --quiet --mem "$size" --scratch "$scratch" \
-			--timeout 600 ${append:+--append "$append"} \
-			--out "$rundir/$size-$cfg.json" --log "$rundir/$size-$cfg.log" \
-			-- bench/guest-run.sh "$cfg" "$hot" > "$rundir/$size-$cfg.out" 2>&1
-		rc=$?
-		printf 'exit %d, %ds; %s\n' "$rc" $(( $(date +%s) - t0 )) \
-			"$(grep -m1 -o 'end: .*' "$rundir/$size-$cfg.log" 2>/dev/null)"
-		[ "$rc" = 0 ] || tail -n 15 "$rundir/$size-$cfg.out" | sed 's/^/    /'
+	bytes=$(numfmt --from=iec "$size")
+	# scratch disk: room for the files (at most 56 % of memory) plus slack
+	scratch=$(( bytes * 2 / 1048576 ))M
+	# TCG: about 4 min per GiB at worst for fill, plus the hot phase
+	timeout=$(( 600 + bytes / 1073741824 * 240 ))
+	for w in $workloads; do
+		for cfg in $configs; do
+			append=$(cfg_append "$cfg")
+			name=$w-$size-$cfg
+			t0=$(date +%s)
+			printf '%-10s %-4s %-10s ... ' "$w" "$size" "$cfg"
+			tests/vm/run-vm --kernel "$kernel" --quiet --mem "$size" --scratch "$scratch" \
+				--timeout "$timeout" ${append:+--append "$append"} \
+				--out "$rundir/$name.json" --log "$rundir/$name.log" \
+				-- bench/guest-run.sh "$cfg" "$hot" "$w" > "$rundir/$name.out" 2>&1
+			rc=$?
+			printf 'exit %d, %ds; %s\n' "$rc" $(( $(date +%s) - t0 )) \
+				"$(tr -d '\r' < "$rundir/$name.log" 2>/dev/null | grep -m1 -o 'end: .*')"
+			[ "$rc" = 0 ] || tail -n 15 "$rundir/$name.out" | sed 's/^/    /'
+		done
 	done
 done
 echo "bench VM runs took $(( $(date +%s) - t_start )) s"
 echo
 python3 bench/aggregate.py "$rundir" "$stamp" bench/results
 
+release_sizes=${BENCH_RELEASE_SIZES-2G 8G}
+[ -n "$release_sizes" ] || { echo "bench total $(( $(date +%s) - t_start )) s"; exit 0; }
 echo
 echo "release latency (park everything parkable, time the close that gives it back):"
 release_out=bench/results/$stamp-release.txt
 : > "$release_out"
-for size in ${BENCH_RELEASE_SIZES:-2G 8G}; do
+for size in $release_sizes; do
 	tests/vm/run-vm --kernel "$kernel" --quiet --mem "$size" --scratch 0 --timeout 600 \
 		--log "$rundir/$size-release.log" -- build/tools/regionpm-releasebench \
 		> "$rundir/$size-release.out" 2>&1

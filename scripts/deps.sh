@@ -32,7 +32,10 @@ packages=(
 	# pivot_root, setsid in the guest's init (the guest runs the host's
 	# root over 9p, so everything the guest tests call is a host package)
 	qemu-system-x86 e2fsprogs util-linux mount
-	# workloads and judges
+	# workloads and judges (the guest runs them from the host's root):
+	# stress-ng holds anonymous memory (bench/workload/*.sh), fio does
+	# the random reads of the bench's database workload; python3 (above)
+	# writes the file server's small files and runs the vmhost guests
 	stress-ng fio
 	# user space libraries (daemon, CLI) and the unit tests (cmocka)
 	pkg-config libmnl-dev libsystemd-dev libcgroup-dev libsmartcols-dev

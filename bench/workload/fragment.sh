@@ -22,56 +22,18 @@
 # Hot: the first two remaining files (1/8 of memory) are re-read with dd in a
 # loop, the hot holder touches its pages once a second (stress-ng
 # --vm-hang 1); the rest stays untouched.  Results (key=value) go to
-# $FRAG_STATE/hot.out: bytes re-read, seconds, MB/s.
+# $BENCH_STATE/hot.out (bench/lib.sh hot_result): bytes re-read per second.
 #
-#   FRAG_DIR    where the files go (default /mnt/scratch/frag)
-#   FRAG_STATE  state directory: pids, results (default /tmp/frag-state)
-#   FRAG_MEM_KB memory size to scale to (default MemTotal now)
+#   BENCH_DIR, BENCH_STATE, BENCH_MEM_KB: see bench/lib.sh (files go to
+#   $BENCH_DIR/frag).  The hot phase writes its result to $BENCH_STATE/hot.out.
 set -uo pipefail
-dir=${FRAG_DIR:-/mnt/scratch/frag}
-state=${FRAG_STATE:-/tmp/frag-state}
-mkdir -p "$dir" "$state"
-
-# Sized from FRAG_MEM_KB when given (the boot MemTotal: a daemon that parks
-# regions lowers MemTotal), else from MemTotal now.
-mem_kib=${FRAG_MEM_KB:-$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)}
+. "$(dirname "$0")/../lib.sh"
+dir=$BENCH_DIR/frag
+mkdir -p "$dir"
 file_mib=$((mem_kib / 16 / 1024))
 NFILES=9
 
-holder() { # name percent-of-memory [hang]
-	local kib=$((mem_kib * $2 / 100)) extra=()
-	[ -n "${3:-}" ] && extra=(--vm-hang "$3")
-	stress-ng --vm 1 --vm-bytes "${kib}k" --vm-keep --vm-populate "${extra[@]}" \
-		--timeout 3600 --quiet >/dev/null 2>&1 &
-	echo $! > "$state/holder.$1"
-}
-
-# The stress-ng worker (a descendant of the parent we started) is what holds
-# memory: the parent and all its descendants.
-descendants() {
-	local c
-	echo "$1"
-	for c in $(pgrep -P "$1" 2>/dev/null); do descendants "$c"; done
-}
-holder_pids() { # name
-	local p
-	p=$(cat "$state/holder.$1" 2>/dev/null) || return 0
-	descendants "$p"
-}
-
-wait_populated() { # name percent: wait until the worker's RSS reaches 90 %
-	local want=$((mem_kib * $2 / 100 * 9 / 10)) i pid rss
-	for i in $(seq 1 60); do
-		for pid in $(holder_pids "$1"); do
-			rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$pid/status" 2>/dev/null)
-			[ "${rss:-0}" -ge "$want" ] && return 0
-		done
-		sleep 0.5
-	done
-	echo "fragment: holder $1 did not populate" >&2
-}
-
-fill() {
+wl_fill() {
 	local i h=0
 	echo "fragment fill: MemTotal ${mem_kib} kB, $NFILES files of ${file_mib} MiB, anon 3 x 8 % cold + 4 % hot"
 	for i in $(seq 1 "$NFILES"); do
@@ -93,55 +55,36 @@ fill() {
 	cat "$dir"/f.* > /dev/null
 }
 
-free_part() {
+wl_free() {
 	local i
 	# every other file, in scattered order
 	for i in 8 2 6 4; do rm -f "$dir/f.$i"; done
 	# kill two of the three cold holders
-	for h in cold1 cold3; do
-		kill -KILL $(holder_pids "$h") 2>/dev/null
-		rm -f "$state/holder.$h"
-	done
+	holder_kill cold1 cold3
 	sync
 	sleep 1
 	echo "fragment free: 4 files deleted, 2 cold holders killed"
 }
 
-hot() { # seconds
-	local secs=$1 t0 now bytes=0 n=0 f
+wl_hot() { # seconds
+	local secs=$1 t0 now bytes=0 f
 	local hotfiles=("$dir/f.1" "$dir/f.3")
 	t0=$(date +%s.%N)
 	while :; do
 		for f in "${hotfiles[@]}"; do
 			dd if="$f" of=/dev/null bs=1M status=none
 			bytes=$((bytes + file_mib * 1048576))
-			n=$((n + 1))
 		done
 		now=$(date +%s.%N)
 		awk -v a="$now" -v b="$t0" -v s="$secs" 'BEGIN { exit !(a - b >= s) }' && break
 	done
-	awk -v a="$now" -v b="$t0" -v by="$bytes" -v n="$n" 'BEGIN {
-		d = a - b
-		printf "hot_bytes=%d\nhot_secs=%.2f\nhot_reads=%d\nhot_mbps=%.1f\n", by, d, n, by / 1048576 / d
-	}' | tee "$state/hot.out"
+	hot_result "$bytes" bytes "$(awk -v a="$now" -v b="$t0" 'BEGIN { print a - b }')" \
+		$((2 * file_mib * 1048576))
 }
 
-cleanup() {
-	local f
-	for f in "$state"/holder.*; do
-		[ -e "$f" ] || continue
-		kill -CONT $(holder_pids "${f##*/holder.}") 2>/dev/null
-		kill -KILL $(holder_pids "${f##*/holder.}") 2>/dev/null
-		rm -f "$f"
-	done
+wl_cleanup() {
+	holders_cleanup
 	rm -rf "$dir"
 }
 
-case "${1:-}" in
-fill) fill ;;
-free) free_part ;;
-hot) hot "${2:?hot wants seconds}" ;;
-cleanup) cleanup ;;
-all) fill && free_part && hot "${2:-40}" ;;
-*) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
-esac
+workload_main "$@"
