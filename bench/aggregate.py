@@ -47,11 +47,13 @@ I_REF = (IDD5B - IDD3N) * TRFC1 / TREFI
 GIB = 1 << 30
 MW_PER_GIB = {"in_use": (IDD3N + I_REF) * VDD, "empty": (IDD2P + I_REF) * VDD, "parked": IDD6N * VDD}
 
-CONFIGS = ["stock", "proactive", "naive", "damon", "bias", "regionpmd"]
+CONFIGS = ["stock", "proactive", "naive", "damon", "bias", "regionpmd", "movable"]
 LABEL = {"stock": "(a) stock", "proactive": "(b) proactive compaction", "naive": "(c) naive drop+compact",
-         "damon": "(d) DAMON_RECLAIM", "bias": "(e) bias alone", "regionpmd": "(f) regionpmd"}
+         "damon": "(d) DAMON_RECLAIM", "bias": "(e) bias alone", "regionpmd": "(f) regionpmd",
+         "movable": "(g) regionpmd, movablecore=50%"}
 SHORT = {"stock": "(a) stock", "proactive": "(b) proactive", "naive": "(c) naive",
-         "damon": "(d) DAMON", "bias": "(e) bias", "regionpmd": "(f) regionpmd"}
+         "damon": "(d) DAMON", "bias": "(e) bias", "regionpmd": "(f) regionpmd",
+         "movable": "(g) movable"}
 WORKLOADS = ["fragment", "fileserver", "database", "vmhost"]
 
 

@@ -103,6 +103,7 @@ start_regionpmd() {
 	daemon_pid=$!
 }
 cfg_regionpmd_start() { start_regionpmd; }
+cfg_movable_start() { start_regionpmd; }	# movablecore=50% on the kernel command line
 cfg_demo_start() { :; }	# bias from boot; the daemon starts after the frees
 cfg_demo_after_free() { start_regionpmd; }
 

@@ -12,7 +12,8 @@
 #   BENCH_WORKLOADS="fragment fileserver database vmhost"
 #   BENCH_SIZES="2G 8G"   guest memory sizes (128 MiB regions: memory block;
 #                         8G = 64 regions)
-#   BENCH_CONFIGS="stock proactive naive damon bias regionpmd"
+#   BENCH_CONFIGS="stock proactive naive damon bias regionpmd"  (also: movable =
+#                         regionpmd with movablecore=50%, not in the default set)
 #   BENCH_HOT_SECS=125    the hot phase ends this long after the frees
 #                         (snapshots at 30, 60 and 120 s need more than 120)
 #   BENCH_KEEP=DIR        keep the per-run JSON and console logs in DIR
@@ -42,6 +43,8 @@ t_start=$(date +%s)
 cfg_append() {
 	case "$1" in
 	bias) echo regionpm.bias=1 ;;
+	# half of memory in ZONE_MOVABLE, as virtio-mem/CXL/auto-movable set it up
+	movable) echo movablecore=50% ;;
 	esac
 }
 
