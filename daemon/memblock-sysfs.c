@@ -156,7 +156,7 @@ int memblock_write_state(const char *root, uint32_t id, const char *state)
 
 	snprintf(path, sizeof(path), "%s" RPM_SYS_MEMORY "/memory%" PRIu32 "/state",
 		 root ? root : "", id);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_TRUNC);	/* as "echo >" does */
 	if (fd < 0)
 		return -errno;
 	w = write(fd, state, len);
