@@ -31,9 +31,10 @@ I_REF = (IDD5B - IDD3N) * TRFC1 / TREFI
 GIB = 1 << 30
 MW_PER_GIB = {"in_use": (IDD3N + I_REF) * VDD, "empty": (IDD2P + I_REF) * VDD, "parked": IDD6N * VDD}
 
-CONFIGS = ["stock", "proactive", "naive", "damon", "bias", "regionpmd"]
+CONFIGS = ["stock", "proactive", "naive", "damon", "bias", "regionpmd", "regionpmd-stock", "offline-peer"]
 LABEL = {"stock": "(a) stock", "proactive": "(b) proactive compaction", "naive": "(c) naive drop+compact",
-         "damon": "(d) DAMON_RECLAIM", "bias": "(e) bias alone", "regionpmd": "(f) regionpmd"}
+         "damon": "(d) DAMON_RECLAIM", "bias": "(e) bias alone", "regionpmd": "(f) regionpmd",
+         "regionpmd-stock": "(g) regionpmd, stock bknd", "offline-peer": "(h) offline peer"}
 
 
 def model_power(regions, region_bytes, parked_regions):
@@ -120,7 +121,10 @@ def main():
                                 r["dropped_pages"], r["hot_sectors_read"], r["hot_pgmajfault"],
                                 f(r["hot_rel"]), r["psi_some_us"] // 1000,
                                 "%.0f" % r["model_mw_end"], f(r["model_down_fraction"])))
-            if cfg == "regionpmd":
+            if cfg == "offline-peer":
+                lines.append("%-26s peer: %s offline writes that succeeded; offline at end %d regions"
+                             % ("", r["daemon_parks"], r["parked_regions_end"]))
+            if cfg in ("regionpmd", "regionpmd-stock"):
                 lines.append("%-26s daemon: CPU %ss user + %ss sys, max RSS %s kB; log: migrated %s dropped %s, %s parks; parked at end %d regions"
                              % ("", r["daemon_cpu_user_s"], r["daemon_cpu_sys_s"], r["daemon_maxrss_kb"],
                                 r["daemon_migrated"], r["daemon_dropped"], r["daemon_parks"], r["parked_regions_end"]))

@@ -6,13 +6,18 @@
 #
 #   guest-run.sh CONFIG [HOT_SECS]
 #
-# CONFIG: stock | proactive | naive | damon | bias | regionpmd
+# CONFIG: stock | proactive | naive | damon | bias | regionpmd | regionpmd-stock
+#         | offline-peer
 #   stock      the patch is there, nothing enabled
 #   proactive  vm.compaction_proactiveness=100, compact_memory after the frees
 #   naive      drop_caches=3 + compact_memory every 10 s, all the time
 #   damon      DAMON_RECLAIM with its defaults (enabled=Y)
 #   bias       the allocation bias alone (regionpm.bias=1 on the command line)
 #   regionpmd  regionpmd with defaults (it enables the bias itself)
+#   regionpmd-stock  regionpmd with defaults on the stock kernel (no series:
+#              its stock backend offlines memory blocks)
+#   offline-peer  on the stock kernel: bench/configs/offline-peer.sh offlines
+#              every block free enough, onlines on pressure
 #   demo       (make demo) bias on from boot, regionpmd with defaults started
 #              after the frees, so the map before it is the fragmented one
 # Every mechanism is switched on before the workload starts, as a user
@@ -71,12 +76,15 @@ damon)
 		log "no DAMON_RECLAIM in this kernel"
 	fi ;;
 bias|demo) ;;	# regionpm.bias=1 on the kernel command line
-regionpmd)
+regionpmd|regionpmd-stock)	# regionpmd-stock: the same daemon on the stock kernel
 	"$top/build/regionpmd" -v > "$work/regionpmd.log" 2>&1 &
 	daemon_pid=$! ;;
+offline-peer)
+	"$top/bench/configs/offline-peer.sh" "$work/peer" &
+	loop_pid=$! ;;
 *) echo "guest-run: unknown configuration $cfg" >&2; exit 2 ;;
 esac
-log "configured: bias=$(cat /sys/module/regionpm/parameters/bias) proactiveness=$(cat /proc/sys/vm/compaction_proactiveness) damon_reclaim=$(cat /sys/module/damon_reclaim/parameters/enabled 2>/dev/null || echo -)"
+log "configured: $(uname -r) bias=$(cat /sys/module/regionpm/parameters/bias 2>/dev/null || echo -) proactiveness=$(cat /proc/sys/vm/compaction_proactiveness) damon_reclaim=$(cat /sys/module/damon_reclaim/parameters/enabled 2>/dev/null || echo -)"
 
 # ---- sampler: the judge every $period seconds -----------------------------
 phase=fill
@@ -128,6 +136,7 @@ if [ -n "$daemon_pid" ]; then
 	parks=$(grep -c ': parked' "$work/regionpmd.log")
 	grep -E 'compacted|parked|released|refused|failed|warning' "$work/regionpmd.log" | tail -8 | sed "s/^/[bench $cfg] regionpmd: /"
 fi
+[ "$cfg" = offline-peer ] && parks=$(awk '{ print $2 }' "$work/peer/stats" 2>/dev/null)
 [ -n "$loop_pid" ] && kill "$loop_pid" 2>/dev/null
 damon_bytes=None
 if [ "$cfg" = damon ] && [ -r /sys/module/damon_reclaim/parameters/bytes_reclaimed_regions ]; then

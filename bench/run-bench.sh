@@ -4,6 +4,8 @@
 #   (a) stock  (b) proactive compaction  (c) naive drop_caches + compact
 #   every 10 s  (d) DAMON_RECLAIM defaults  (e) allocation bias alone
 #   (f) regionpmd with defaults
+# and, on the stock kernel (KERNEL_VARIANT=stock, no series):
+#   (g) regionpmd, stock backend  (h) the offline peer (bench/configs/)
 # for each memory size in BENCH_SIZES.  Each guest (bench/guest-run.sh)
 # writes one JSON; bench/aggregate.py prints the table, writes
 # bench/results/<stamp>.json (+ latest.json, latest.txt) and the plot
@@ -12,7 +14,7 @@
 #   BENCH_SIZES="2G 3G"   guest memory sizes (128 MiB regions: memory block);
 #                         3G rather than 4G keeps the whole run under 30 min
 #                         on a shared 2-core host (TCG)
-#   BENCH_CONFIGS="stock proactive naive damon bias regionpmd"
+#   BENCH_CONFIGS="stock proactive naive damon bias regionpmd regionpmd-stock offline-peer"
 #   BENCH_HOT_SECS=30     length of the hot phase
 #   BENCH_KEEP=DIR        keep the per-run JSON and console logs in DIR
 #   BENCH_RELEASE_SIZES="2G 8G"  guests for the release latency (below)
@@ -26,12 +28,13 @@ set -uo pipefail
 cd "$REGIONPM_TOP"
 
 sizes=${BENCH_SIZES:-2G 3G}
-configs=${BENCH_CONFIGS:-stock proactive naive damon bias regionpmd}
+configs=${BENCH_CONFIGS:-stock proactive naive damon bias regionpmd regionpmd-stock offline-peer}
 hot=${BENCH_HOT_SECS:-30}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 rundir=${BENCH_KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/regionpm-bench.XXXXXX")}
 mkdir -p "$rundir"
 kernel=$(scripts/kernel-build.sh default) || die "kernel build failed"
+stock_kernel=
 t_start=$(date +%s)
 
 echo "regionpm bench: sizes [$sizes], configurations [$configs], hot phase ${hot}s; runs in $rundir"
@@ -43,7 +46,11 @@ for size in $sizes; do
 		[ "$cfg" = bias ] && append="regionpm.bias=1"
 		t0=$(date +%s)
 		printf '%-4s %-10s ... ' "$size" "$cfg"
-		tests/vm/run-vm --kernel "$kernel" --quiet --mem "$size" --scratch "$scratch" \
+		k=$kernel
+		case "$cfg" in regionpmd-stock|offline-peer)	# the kernel without the series
+			k=${stock_kernel:=$(scripts/kernel-build.sh stock)} || die "stock kernel build failed" ;;
+		esac
+		tests/vm/run-vm --kernel "$k" --quiet --mem "$size" --scratch "$scratch" \
 			--timeout 600 ${append:+--append "$append"} \
 			--out "$rundir/$size-$cfg.json" --log "$rundir/$size-$cfg.log" \
 			-- bench/guest-run.sh "$cfg" "$hot" > "$rundir/$size-$cfg.out" 2>&1
