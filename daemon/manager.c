@@ -1070,7 +1070,11 @@ struct manager *manager_free(struct manager *m)
 	sd_event_source_disable_unref(m->sig_hup);
 	sd_event_source_disable_unref(m->sig_term);
 	sd_event_source_disable_unref(m->sig_int);
-	backend_close(m->backend);	/* netlink: the kernel releases whatever is still ours */
+	/* netlink: closing the socket makes the kernel release whatever is
+	 * still ours; a backend without that (stock) gives it back here */
+	if (m->backend && !(backend_caps(m->backend) & RPM_CAP_KERNEL_RELEASE) && !m->exiting)
+		manager_release_all(m);
+	backend_close(m->backend);
 	sd_event_unref(m->event);
 	conf_free(&m->config);
 	free(m->regions);
