@@ -46,7 +46,7 @@
 
 #define STOCK_RESCAN_USEC		(10 * 1000000ULL)	/* occupancy older than this is stale */
 #define STOCK_DUMP_SCAN_PAGES		(128 * 1024)		/* 512 MiB of 4 KiB pages per dump */
-#define STOCK_OFFLINE_TIMEOUT_MS	20000
+#define STOCK_OFFLINE_TIMEOUT_MS	5000
 #define STOCK_DROP_MIN_AGE_US		1000000			/* DAMON: not accessed for 1 s */
 #define STOCK_DROP_TIMEOUT_MS		3000
 
@@ -347,8 +347,22 @@ static int stock_compact(struct rpm_backend *b, uint32_t id, uint32_t mode, uint
 	return 0;
 }
 
-/* Offline in a child: the kernel retries an offline until a fatal signal,
- * so the child is killed after the timeout (and the offline rolled back). */
+static bool memory_short(struct backend_stock *s)
+{
+	struct rpm_meminfo mi;
+
+	if (!s->b.guard_available_pages || procfs_read_meminfo(s->root, &mi) < 0)
+		return false;
+	return procfs_kb_to_pages(mi.mem_available_kb, s->page_size) < s->b.guard_available_pages;
+}
+
+/*
+ * Offline in a child: the kernel retries an offline until a fatal signal
+ * (a page that will not migrate keeps it busy for ever), so the child is
+ * killed, and the offline rolled back, after the timeout or as soon as
+ * MemAvailable falls below the guard: the daemon must be free to give
+ * memory back.
+ */
 static int offline_block(struct backend_stock *s, uint32_t id)
 {
 	unsigned waited = 0;
@@ -371,11 +385,11 @@ static int offline_block(struct backend_stock *s, uint32_t id)
 			break;
 		if (w < 0 && errno != EINTR)
 			return -errno;
-		if (waited >= STOCK_OFFLINE_TIMEOUT_MS) {
+		if (waited >= STOCK_OFFLINE_TIMEOUT_MS || (waited % 100 == 0 && memory_short(s))) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
-			return -ETIMEDOUT;
+			return waited >= STOCK_OFFLINE_TIMEOUT_MS ? -ETIMEDOUT : -EAGAIN;
 		}
 		nanosleep(&ts, NULL);
 		waited += 10;
@@ -439,7 +453,8 @@ static int stock_park(struct rpm_backend *b, uint32_t id, bool compact_first, ui
 		scan_block(s, id);
 		return set_err(s, r, "offlining memory block %" PRIu32 ": %s", id,
 			       r == -EBUSY ? "unmovable or pinned pages" :
-			       r == -ETIMEDOUT ? "pages would not migrate in time" : strerror(-r));
+			       r == -ETIMEDOUT ? "pages would not migrate in time" :
+			       r == -EAGAIN ? "memory got short, given up" : strerror(-r));
 	}
 	s->cache[id].valid = false;
 	if (res) {

@@ -72,6 +72,10 @@ struct rpm_backend_ops {
 /* Every backend starts with this. */
 struct rpm_backend {
 	const struct rpm_backend_ops *ops;
+	/* A park that takes a while (stock: offline migrates) gives up when
+	 * MemAvailable falls below this many pages; 0: never.  Set by the
+	 * manager from the headroom before each park. */
+	uint64_t guard_available_pages;
 };
 
 extern const struct rpm_backend_ops rpm_backend_netlink;

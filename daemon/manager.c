@@ -439,20 +439,31 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		    usec_t_ now);
 
 /*
- * Headroom as the policy counts it (a share of MemTotal plus what is
- * parked): may @reg's pages leave the allocator now?
+ * The headroom as the policy counts it (a share of MemTotal plus what is
+ * parked), and MemAvailable, in pages.
  */
-static bool park_fits(struct manager *m, const struct rpm_region *reg)
+static int headroom_now(struct manager *m, uint64_t *headroom, uint64_t *avail)
 {
-	uint64_t total, avail, free_pages, headroom;
+	uint64_t total, free_pages;
+	int r = manager_read_meminfo(m->root, m->page_size, &total, avail, &free_pages);
 
-	if (manager_read_meminfo(m->root, m->page_size, &total, &avail, &free_pages) < 0)
-		return false;
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < m->n_regions; i++)
 		if (m->regions[i].state == RPM_REGION_PARKED)
 			total += m->regions[i].parked_pages;
-	headroom = total / 100 * m->config.policy.headroom_percent +
-		   total % 100 * m->config.policy.headroom_percent / 100;
+	*headroom = total / 100 * m->config.policy.headroom_percent +
+		    total % 100 * m->config.policy.headroom_percent / 100;
+	return 0;
+}
+
+/* May all of @reg leave the allocator now? */
+static bool park_fits(struct manager *m, const struct rpm_region *reg)
+{
+	uint64_t headroom, avail;
+
+	if (headroom_now(m, &headroom, &avail) < 0)
+		return false;
 	return avail >= reg->spanned_pages + headroom;
 }
 
@@ -549,10 +560,22 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		report(m, "region %u: would park: %s", reg->id, a->reason ? a->reason : "");
 		return;
 	}
+	{
+		uint64_t headroom = 0, avail;
+
+		/* a park that migrates gives up when memory gets short */
+		if (headroom_now(m, &headroom, &avail) < 0)
+			headroom = 0;
+		m->backend->guard_available_pages = headroom;
+	}
 	r = m->backend->ops->park(m->backend, reg->id, false, 0, 0, &res);
 	if (r < 0) {
 		log_info("region %u: park refused: %s%s%s", reg->id, strerror(-r),
 			 extack_sep(m), backend_error(m->backend));
+		/* a backend whose park migrates (stock: offline) failed on pages
+		 * that would not move: leave the region alone for a while */
+		if (!(backend_caps(m->backend) & RPM_CAP_MIGRATE))
+			policy_note_obstacle(&m->config.policy, reg, now, 1, 0);
 		m->errors++;
 		reg->last_action = "park refused";
 		m->last_error = r;

@@ -188,10 +188,10 @@ while [ $(( $(date +%s) - t0 )) -lt "$WAIT" ]; do
 	n=$(recorded)
 	echo "# t=$(( $(date +%s) - t0 ))s: $(judge); MemTotal $(meminfo MemTotal) kB; recorded $n"
 	[ "$n" -gt "$best" ] && best=$n
-	# converged: no new offline for 20 s after the first one
+	# converged: no new offline for 30 s after the first one
 	p=$(grep -c ': parked' "$log")
 	if [ "$p" = "$parks" ]; then still=$((still + 1)); else still=0 parks=$p; fi
-	[ "$best" -gt 0 ] && [ "$still" -ge 4 ] && break
+	[ "$best" -gt 0 ] && [ "$still" -ge 6 ] && break
 done
 j=$(judge)
 parked_total=$(meminfo MemTotal)
@@ -209,8 +209,9 @@ empty_up() {
 	[ "$e1" -gt "$e0" ]
 }
 tap_check "more empty regions than before (kpageflags judge)" empty_up
+# (an offline in progress is recorded first: allow it to finish)
 tap_check "every recorded block is offline" bash -c \
-	'while read -r b z; do grep -qx offline '"$MEM"'/memory$b/state || exit 1; done < '"$RECORD"
+	'sleep 6; while read -r b z; do grep -qx offline '"$MEM"'/memory$b/state || exit 1; done < '"$RECORD"
 tap_check "someone else's block memory$foreign: still offline, not recorded, never named" \
 	bash -c "grep -qx offline $MEM/memory$foreign/state && ! grep -q '^$foreign ' $RECORD &&
 		! grep -qE 'region $foreign: (parked|unparked|compacted)' $log"
