@@ -231,10 +231,9 @@ int main(int argc, char **argv)
 			log_warning("running without D-Bus: regionpmctl cannot reach this daemon");
 		r = 0;
 	}
-	log_info("regionpmd %s: %s backend, %zu regions of %llu MiB%s%s", RPM_VERSION,
-		 backend_name(m->backend), m->n_regions,
-		 (unsigned long long)(m->info.region_size >> 20),
-		 dry_run ? ", dry run" : "", once ? ", one pass" : "");
+	log_info("regionpmd %s: %zu regions of %llu MiB, %s backend%s%s", RPM_VERSION,
+		 m->n_regions, (unsigned long long)(m->info.region_size >> 20),
+		 backend_name(m->backend), dry_run ? ", dry run" : "", once ? ", one pass" : "");
 	manager_status(m, status, sizeof(status));
 	sd_notifyf(false, "READY=1\nSTATUS=%s", status);
 
