@@ -1,7 +1,8 @@
 # regionpm: top-level build.
 #
 #   make              user space (daemon, CLI, test programs)
-#   make kernel       patched Linux 6.12 test kernel (cached; KERNEL_VARIANT=debug)
+#   make kernel       patched Linux 6.12 test kernel (cached; KERNEL_VARIANT=debug,
+#                     KERNEL_VARIANT=stock: the same source without the series)
 #   make check        everything, unit tests, then the in-VM tests
 #   make demo         the main job (see README.md)
 #   make bench        the benchmark of docs/benchmarks.md (hours: see there)
@@ -133,6 +134,7 @@ kernel:
 # not change.
 check: deps
 	@$(MAKE) --no-print-directory all kernel
+	@scripts/kernel-build.sh stock >/dev/null
 	@scripts/build-deb.sh >/dev/null
 	@tests/run-checks
 

@@ -47,13 +47,16 @@ I_REF = (IDD5B - IDD3N) * TRFC1 / TREFI
 GIB = 1 << 30
 MW_PER_GIB = {"in_use": (IDD3N + I_REF) * VDD, "empty": (IDD2P + I_REF) * VDD, "parked": IDD6N * VDD}
 
-CONFIGS = ["stock", "proactive", "naive", "damon", "bias", "regionpmd", "movable"]
+CONFIGS = ["stock", "proactive", "naive", "damon", "bias", "regionpmd", "movable",
+           "regionpmd-stock", "offline-peer"]
 LABEL = {"stock": "(a) stock", "proactive": "(b) proactive compaction", "naive": "(c) naive drop+compact",
          "damon": "(d) DAMON_RECLAIM", "bias": "(e) bias alone", "regionpmd": "(f) regionpmd",
-         "movable": "(g) regionpmd, movablecore=50%"}
+         "movable": "(g) regionpmd, movablecore=50%",
+         "regionpmd-stock": "(h) regionpmd, stock backend", "offline-peer": "(i) offline peer"}
 SHORT = {"stock": "(a) stock", "proactive": "(b) proactive", "naive": "(c) naive",
          "damon": "(d) DAMON", "bias": "(e) bias", "regionpmd": "(f) regionpmd",
-         "movable": "(g) movable"}
+         "movable": "(g) movable", "regionpmd-stock": "(h) stock bknd",
+         "offline-peer": "(i) offl. peer"}
 WORKLOADS = ["fragment", "fileserver", "database", "vmhost"]
 
 

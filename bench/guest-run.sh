@@ -8,7 +8,8 @@
 #
 # WORKLOAD: fragment (default) | fileserver | database | vmhost
 # CONFIG: one cfg_NAME_start function below (stock, proactive, naive, damon,
-# bias, regionpmd, demo).  Every mechanism is switched on before the
+# bias, regionpmd, movable, demo; on the stock kernel: regionpmd-stock, the
+# daemon's stock backend, and offline-peer, bench/configs/offline-peer.sh).  Every mechanism is switched on before the
 # workload starts, as an operator would deploy it (demo excepted: it starts
 # regionpmd after the frees, so its "before" map is the fragmented one).
 #
@@ -104,6 +105,15 @@ start_regionpmd() {
 }
 cfg_regionpmd_start() { start_regionpmd; }
 cfg_movable_start() { start_regionpmd; }	# movablecore=50% on the kernel command line
+# The same daemon on the stock kernel (no series): its stock backend
+# offlines memory blocks.
+cfg_regionpmd-stock_start() { start_regionpmd; }
+# The research systems' way: offline every block free enough, online on pressure.
+cfg_offline-peer_start() {
+	"$top/bench/configs/offline-peer.sh" "$work/peer" &
+	loop_pid=$!
+}
+cfg_offline-peer_stop() { kill "$loop_pid" 2>/dev/null; wait "$loop_pid" 2>/dev/null; }
 cfg_demo_start() { :; }	# bias from boot; the daemon starts after the frees
 cfg_demo_after_free() { start_regionpmd; }
 
@@ -111,7 +121,7 @@ declare -F "cfg_${cfg}_start" >/dev/null ||
 	{ echo "guest-run: unknown configuration $cfg" >&2; exit 2; }
 hook() { declare -F "cfg_${cfg}_$1" >/dev/null && "cfg_${cfg}_$1"; return 0; }
 hook start
-log "configured: bias=$(cat /sys/module/regionpm/parameters/bias) proactiveness=$(cat /proc/sys/vm/compaction_proactiveness) damon_reclaim=$(cat $damon_param/enabled 2>/dev/null || echo -)"
+log "configured: $(uname -r) bias=$(cat /sys/module/regionpm/parameters/bias 2>/dev/null || echo -) proactiveness=$(cat /proc/sys/vm/compaction_proactiveness) damon_reclaim=$(cat $damon_param/enabled 2>/dev/null || echo -)"
 
 # "MIGRATED DROPPED" of the daemon: its metrics file, else the sums of its
 # log's "compacted" lines; "None None" without a daemon.

@@ -4,6 +4,8 @@
 #   (a) stock  (b) proactive compaction  (c) naive drop_caches + compact
 #   every 10 s  (d) DAMON_RECLAIM defaults  (e) allocation bias alone
 #   (f) regionpmd with defaults (started before the workload)
+# and, on the stock kernel (KERNEL_VARIANT=stock, no series):
+#   (h) regionpmd, stock backend  (i) the offline peer (bench/configs/)
 # for each workload and memory size.  Each guest (bench/guest-run.sh) writes
 # one JSON; bench/aggregate.py prints one table per workload x size,
 # writes bench/results/<stamp>.json (+ latest.json, latest.txt) and the plot
@@ -12,8 +14,9 @@
 #   BENCH_WORKLOADS="fragment fileserver database vmhost"
 #   BENCH_SIZES="2G 8G"   guest memory sizes (128 MiB regions: memory block;
 #                         8G = 64 regions)
-#   BENCH_CONFIGS="stock proactive naive damon bias regionpmd"  (also: movable =
-#                         regionpmd with movablecore=50%, not in the default set)
+#   BENCH_CONFIGS="stock proactive naive damon bias regionpmd regionpmd-stock
+#                 offline-peer"  (also: movable = regionpmd with movablecore=50%,
+#                         (g), not in the default set)
 #   BENCH_HOT_SECS=125    the hot phase ends this long after the frees
 #                         (snapshots at 30, 60 and 120 s need more than 120)
 #   BENCH_KEEP=DIR        keep the per-run JSON and console logs in DIR
@@ -30,12 +33,13 @@ cd "$REGIONPM_TOP"
 
 workloads=${BENCH_WORKLOADS-fragment fileserver database vmhost}
 sizes=${BENCH_SIZES-2G 8G}
-configs=${BENCH_CONFIGS-stock proactive naive damon bias regionpmd}
+configs=${BENCH_CONFIGS-stock proactive naive damon bias regionpmd regionpmd-stock offline-peer}
 hot=${BENCH_HOT_SECS:-125}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 rundir=${BENCH_KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/regionpm-bench.XXXXXX")}
 mkdir -p "$rundir"
 kernel=$(scripts/kernel-build.sh default) || die "kernel build failed"
+stock_kernel=
 t_start=$(date +%s)
 
 # Kernel command line of a configuration (one arm per configuration that
@@ -61,7 +65,11 @@ for size in $sizes; do
 			name=$w-$size-$cfg
 			t0=$(date +%s)
 			printf '%-10s %-4s %-10s ... ' "$w" "$size" "$cfg"
-			tests/vm/run-vm --kernel "$kernel" --quiet --mem "$size" --scratch "$scratch" \
+			k=$kernel
+			case "$cfg" in regionpmd-stock|offline-peer)	# the kernel without the series
+				k=${stock_kernel:=$(scripts/kernel-build.sh stock)} || die "stock kernel build failed" ;;
+			esac
+			tests/vm/run-vm --kernel "$k" --quiet --mem "$size" --scratch "$scratch" \
 				--timeout "$timeout" ${append:+--append "$append"} \
 				--out "$rundir/$name.json" --log "$rundir/$name.log" \
 				-- bench/guest-run.sh "$cfg" "$hot" "$w" > "$rundir/$name.out" 2>&1

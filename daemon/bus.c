@@ -155,7 +155,13 @@ static int prop_get(sd_bus *bus, const char *path, const char *iface, const char
 	if (!strcmp(property, "State"))
 		return sd_bus_message_append(reply, "s", a.state);
 	if (!strcmp(property, "Backend"))
-		return sd_bus_message_append(reply, "s", "regionpm-netlink");
+		return sd_bus_message_append(reply, "s", backend_name(m->backend));
+	if (!strcmp(property, "BackendMissing")) {
+		char buf[256];
+
+		return sd_bus_message_append(reply, "s", backend_missing(m->backend, buf,
+									 sizeof(buf)));
+	}
 	if (!strcmp(property, "DryRun"))
 		return sd_bus_message_append(reply, "b", (int)m->dry_run);
 	if (!strcmp(property, "RegionCount"))
@@ -316,7 +322,7 @@ static int kernel_error(struct manager *m, sd_bus_error *error, int r, const cha
 			uint32_t id)
 {
 	/* the request's own message: a re-read after it clears the socket's */
-	const char *ext = m->last_error ? m->last_extack : rpm_genl_extack(m->genl);
+	const char *ext = m->last_error ? m->last_extack : backend_error(m->backend);
 
 	return sd_bus_error_setf(error, r == -EBUSY || r == -EAGAIN ? ERR_BUSY : ERR_KERNEL,
 				 "%s region %" PRIu32 ": %s", what, id,
@@ -622,6 +628,7 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	PROP("State", "s"),
 	PROP_CONST("Backend", "s"),
+	PROP_CONST("BackendMissing", "s"),
 	PROP_CONST("DryRun", "b"),
 	PROP("RegionCount", "u"),
 	PROP_CONST("RegionSize", "t"),

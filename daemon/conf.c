@@ -44,6 +44,7 @@ enum key_type {
 	KEY_SEC,	/* time span in an unsigned, whole seconds; bare number: seconds */
 	KEY_USEC,	/* time span in an unsigned, microseconds; bare number: us */
 	KEY_PROM_PATH,	/* absolute path of a *.prom file in a char *; empty: none */
+	KEY_BACKEND,	/* auto | netlink | stock, in an unsigned */
 };
 
 struct key {
@@ -70,6 +71,8 @@ static const struct key keys[] = {
 	{ K("Daemon", "IdleIntervalSec"), KEY_SEC, OFF(idle_interval_sec), 1, 86400 },
 	/* Prometheus text file for node_exporter's textfile collector. */
 	{ K("Daemon", "MetricsFile"), KEY_PROM_PATH, OFF(metrics_file), 0, 0 },
+	/* The kernel interface; a change takes effect at the next start. */
+	{ K("Daemon", "Backend"), KEY_BACKEND, OFF(backend), 0, 0 },
 
 	/* PSI limits as percent (0.00 to 100.00; 100 means never). */
 	{ K("Pressure", "SomeAvg10MaxPercent"), KEY_PERCENT, POL(psi_some_avg10_max), 0, 10000 },
@@ -111,6 +114,18 @@ static const struct key keys[] = {
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char *const backend_names[] = {
+	[RPM_BACKEND_AUTO] = "auto",
+	[RPM_BACKEND_NETLINK] = "netlink",
+	[RPM_BACKEND_STOCK] = "stock",
+};
+
+const char *conf_backend_name(unsigned choice)
+{
+	return choice < sizeof(backend_names) / sizeof(backend_names[0]) ?
+		backend_names[choice] : "?";
+}
 
 void conf_defaults(struct rpm_config *c)
 {
@@ -521,6 +536,15 @@ static int apply(struct rpm_config *c, const struct key *k, const char *value,
 		return add_cgroup(c, value, err, errlen);
 	case KEY_PROM_PATH:
 		return set_prom_path((char **)field, value, k->name, err, errlen);
+	case KEY_BACKEND:
+		for (unsigned i = 0; i < sizeof(backend_names) / sizeof(backend_names[0]); i++)
+			if (!strcmp(value, backend_names[i])) {
+				*(unsigned *)field = i;
+				return 0;
+			}
+		snprintf(err, errlen, "invalid %s=%s (want auto, netlink or stock)", k->name,
+			 value);
+		return -EINVAL;
 	}
 	return -EINVAL;
 }
@@ -642,6 +666,9 @@ int conf_get(const struct rpm_config *c, const char *key, char *buf, size_t len)
 	}
 	case KEY_DOUBLE:
 		n = snprintf(buf, len, "%g", *(const double *)field);
+		break;
+	case KEY_BACKEND:
+		n = snprintf(buf, len, "%s", conf_backend_name(*(const unsigned *)field));
 		break;
 	case KEY_PROM_PATH: {
 		const char *v = *(char *const *)field;

@@ -21,6 +21,15 @@
 #define RPM_MAX_PROTECTED 32
 #define RPM_IDLE_MAX_REGIONS 8	/* [Idle] MaxRegions= at most */
 
+/* [Daemon] Backend=: how regionpmd reaches the kernel (backend.h). */
+enum rpm_backend_choice {
+	RPM_BACKEND_AUTO = 0,	/* netlink if the regionpm family is there, else stock */
+	RPM_BACKEND_NETLINK,
+	RPM_BACKEND_STOCK,
+};
+
+const char *conf_backend_name(unsigned choice);	/* "auto", "netlink", "stock" */
+
 struct rpm_config {
 	struct rpm_policy_config policy;	/* [Policy] */
 	unsigned interval_sec;			/* [Daemon] IntervalSec= decision pass period */
@@ -32,6 +41,8 @@ struct rpm_config {
 	char *protected_cgroups[RPM_MAX_PROTECTED]; /* [Protect] Cgroup= (repeatable) */
 	size_t n_protected;
 	char *metrics_file;			/* [Daemon] MetricsFile=, NULL: none */
+	unsigned backend;			/* [Daemon] Backend=, enum rpm_backend_choice;
+						 * read at start only */
 };
 
 /* Diagnostics go through this (level is a syslog priority). */

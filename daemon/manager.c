@@ -116,7 +116,7 @@ static void merge_kernel_view(struct manager *m, struct rpm_region *dst,
 	if (src->detail.valid)
 		dst->detail = src->detail;
 	dst->ours = (src->state == RPM_REGION_PARKED || src->state == RPM_REGION_HELD) &&
-		    src->owner_portid == rpm_genl_portid(m->genl);
+		    src->owner_portid == m->backend->ops->owner(m->backend);
 	if (!(dst->ours && src->state == RPM_REGION_HELD))
 		dst->hold_since = 0;
 }
@@ -151,11 +151,11 @@ static int manager_dump(struct manager *m)
 	struct dump_ctx d = { .m = m };
 	int r;
 
-	r = rpm_genl_dump(m->genl, false, dump_cb, &d);
+	r = m->backend->ops->dump(m->backend, dump_cb, &d);
 	if (r < 0) {
 		free(d.v);
 		log_warning("region dump failed: %s%s%s", strerror(-r),
-			    *rpm_genl_extack(m->genl) ? ": " : "", rpm_genl_extack(m->genl));
+			    *backend_error(m->backend) ? ": " : "", backend_error(m->backend));
 		return r;
 	}
 	qsort(d.v, d.n, sizeof(*d.v), region_id_cmp);
@@ -186,10 +186,10 @@ static int refresh_region(struct manager *m, struct rpm_region *reg, bool scan)
 	int r;
 
 	memset(&fresh, 0, sizeof(fresh));
-	r = rpm_genl_region_get(m->genl, reg->id, scan, &fresh);
+	r = m->backend->ops->region_get(m->backend, reg->id, scan, &fresh);
 	if (r < 0) {
 		log_debug("region-get %u: %s%s%s", reg->id, strerror(-r),
-			  *rpm_genl_extack(m->genl) ? ": " : "", rpm_genl_extack(m->genl));
+			  *backend_error(m->backend) ? ": " : "", backend_error(m->backend));
 		return r;
 	}
 	merge_kernel_view(m, reg, &fresh);
@@ -378,7 +378,7 @@ out:
 
 static const char *extack_sep(struct manager *m)
 {
-	return *rpm_genl_extack(m->genl) ? ": " : "";
+	return *backend_error(m->backend) ? ": " : "";
 }
 
 static int write_bias(struct manager *m)
@@ -463,6 +463,62 @@ static void start_sample(struct manager *m, struct rpm_region *reg)
 	m->sample_region[slot] = reg->id;
 }
 
+static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
+		    usec_t_ now);
+
+/*
+ * The headroom as the policy counts it (a share of MemTotal plus what is
+ * parked), and MemAvailable, in pages.
+ */
+static int headroom_now(struct manager *m, uint64_t *headroom, uint64_t *avail)
+{
+	uint64_t total, free_pages;
+	int r = manager_read_meminfo(m->root, m->page_size, &total, avail, &free_pages);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < m->n_regions; i++)
+		if (m->regions[i].state == RPM_REGION_PARKED)
+			total += m->regions[i].parked_pages;
+	*headroom = total / 100 * m->config.policy.headroom_percent +
+		    total % 100 * m->config.policy.headroom_percent / 100;
+	return 0;
+}
+
+/* May all of @reg leave the allocator now? */
+static bool park_fits(struct manager *m, const struct rpm_region *reg)
+{
+	uint64_t headroom, avail;
+
+	if (headroom_now(m, &headroom, &avail) < 0)
+		return false;
+	return avail >= reg->spanned_pages + headroom;
+}
+
+/*
+ * A backend that cannot migrate without parking (stock: offlining a memory
+ * block is how its pages move) got a MIGRATE or BOTH compaction: park the
+ * region instead, which empties it in one call, if parking is on and the
+ * whole region may leave MemAvailable.
+ */
+static void compact_by_parking(struct manager *m, struct rpm_region *reg,
+			       const struct rpm_action *a, usec_t_ now)
+{
+	struct rpm_action pa = *a;
+
+	policy_note_compact(&m->pstate, reg, now, 0, 0, 0, 0);	/* budget unused */
+	if (!m->config.policy.park || !park_fits(m, reg)) {
+		log_debug("region %u: %s backend migrates only by parking, and parking it "
+			  "now would go below the headroom (or Park=no)", reg->id,
+			  backend_name(m->backend));
+		reg->last_action = "needs park";
+		return;
+	}
+	pa.kind = RPM_ACT_PARK;
+	pa.reason = "empty it by parking (the backend cannot migrate otherwise)";
+	do_park(m, reg, &pa, now);
+}
+
 static void do_compact(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
 		       usec_t_ now)
 {
@@ -482,16 +538,20 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 		       rpm_compact_mode_name(mode), a->budget, a->reason ? a->reason : "");
 		return;
 	}
-	r = rpm_genl_compact(m->genl, reg->id, mode, a->budget, &res);
+	r = m->backend->ops->compact(m->backend, reg->id, mode, a->budget, &res);
+	if (r == -EOPNOTSUPP && !(backend_caps(m->backend) & RPM_CAP_MIGRATE)) {
+		compact_by_parking(m, reg, a, now);
+		return;
+	}
 	if (r < 0) {
 		log_warning("region %u: compact (mode %s) failed: %s%s%s", reg->id,
 			    rpm_compact_mode_name(mode), strerror(-r), extack_sep(m),
-			    rpm_genl_extack(m->genl));
+			    backend_error(m->backend));
 		policy_note_compact(&m->pstate, reg, now, 0, 0, 0, r);
 		m->errors++;
 		reg->last_action = "compact failed";
 		m->last_error = r;
-		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
+		snprintf(m->last_extack, sizeof(m->last_extack), "%s", backend_error(m->backend));
 		return;
 	}
 	m->compacts++;
@@ -504,9 +564,9 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 	       res.migrated, res.dropped, res.failed, res.skipped, res.free_pages,
 	       res.elapsed_ns / 1e6, res.obstacle ? ", obstacle " : "",
 	       res.obstacle ? rpm_obstacle_name(res.obstacle) : "",
-	       *rpm_genl_extack(m->genl) ? " (kernel says so)" : "");
-	if (*rpm_genl_extack(m->genl))
-		log_debug("region %u: kernel: %s", reg->id, rpm_genl_extack(m->genl));
+	       *backend_error(m->backend) ? " (kernel says so)" : "");
+	if (*backend_error(m->backend))
+		log_debug("region %u: kernel: %s", reg->id, backend_error(m->backend));
 	policy_note_compact(&m->pstate, reg, now, res.migrated, res.dropped, res.failed, 0);
 	reg->last_action = "compacted";
 	policy_note_obstacle(&m->config.policy, reg, now, res.obstacle, res.migrated + res.dropped);
@@ -521,7 +581,7 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
 		    usec_t_ now)
 {
-	struct rpm_compact_result res;
+	struct rpm_compact_result res = { 0 };
 	uint32_t mode = a->mode;
 	int r;
 
@@ -537,8 +597,15 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		mode = RPM_COMPACT_MIGRATE;
 		m->protected_forced++;
 	}
-	memset(&res, 0, sizeof(res));
-	r = rpm_genl_park(m->genl, reg->id, a->compact_first, mode, a->budget, &res);
+	{
+		uint64_t headroom = 0, avail;
+
+		/* a park that migrates gives up when memory gets short */
+		if (headroom_now(m, &headroom, &avail) < 0)
+			headroom = 0;
+		m->backend->guard_available_pages = headroom;
+	}
+	r = m->backend->ops->park(m->backend, reg->id, a->compact_first, mode, a->budget, &res);
 	if (a->compact_first) {
 		/* The compaction ran even if the park then failed. */
 		m->compacts++;
@@ -555,20 +622,22 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 	if (r < 0) {
 		log_info("region %u: park%s refused: %s%s%s", reg->id,
 			 a->compact_first ? " with compaction" : "", strerror(-r),
-			 extack_sep(m), rpm_genl_extack(m->genl));
+			 extack_sep(m), backend_error(m->backend));
 		m->errors++;
 		reg->last_action = "park refused";
 		m->last_error = r;
-		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
+		snprintf(m->last_extack, sizeof(m->last_extack), "%s", backend_error(m->backend));
 		/* Full of what the region holds now: plan the next call from it. */
 		refresh_region(m, reg, a->compact_first);
 		/*
-		 * Refused for good (ZONE_DMA, max_parked_pct) or a page that
-		 * would not move: back off (doubling) instead of asking again
-		 * every pass.  The obstacle code only has to be non-zero.
+		 * Refused for good (ZONE_DMA, max_parked_pct), a page that would
+		 * not move, or a backend whose park migrates (stock: offline)
+		 * failed: back off (doubling) instead of asking again every
+		 * pass.  The obstacle code only has to be non-zero.
 		 */
 		if (r == -EPERM || r == -ENOSPC ||
-		    (r == -EBUSY && !(res.migrated + res.dropped)))
+		    (r == -EBUSY && !(res.migrated + res.dropped)) ||
+		    !(backend_caps(m->backend) & RPM_CAP_MIGRATE))
 			policy_note_obstacle(&m->config.policy, reg, now,
 					     res.obstacle ? res.obstacle : REGIONPM_OBSTACLE_KERNEL, 0);
 		return;
@@ -580,12 +649,20 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		       res.failed, res.elapsed_ns / 1e6);
 	m->parks++;
 	m->progress = true;
+	/* parking that migrates (stock: offline) says how much moved; a
+	 * compacting park was counted above */
+	if (!a->compact_first) {
+		m->migrated += res.migrated;
+		m->pstate.total_migrated += res.migrated;
+		reg->pages_migrated += res.migrated;
+	}
 	refresh_region(m, reg, false);
 	reg->ours = true;
 	reg->state = RPM_REGION_PARKED;
 	policy_note_parked(&m->pstate, reg, now);
 	reg->last_action = "parked";
-	report(m, "region %u: parked (%" PRIu64 " pages held): %s", reg->id, reg->parked_pages,
+	report(m, "region %u: parked (%" PRIu64 " pages held, %" PRIu64 " migrated, %.1f ms): %s",
+	       reg->id, reg->parked_pages, res.migrated, res.elapsed_ns / 1e6,
 	       a->reason ? a->reason : "");
 	note(m, MANAGER_NOTE_PARKED, reg->id, 0);
 }
@@ -619,7 +696,7 @@ static void do_hold(struct manager *m, struct rpm_region *reg, const struct rpm_
 		report(m, "region %u: would hold: %s", reg->id, a->reason ? a->reason : "");
 		return;
 	}
-	r = rpm_genl_hold(m->genl, reg->id, NULL);
+	r = m->backend->ops->hold ? m->backend->ops->hold(m->backend, reg->id) : -EOPNOTSUPP;
 	if (r == -EOPNOTSUPP || r == -ENOENT) {
 		/* an older kernel: work without holds */
 		log_info("the kernel cannot hold regions (%s): working without", strerror(-r));
@@ -628,7 +705,7 @@ static void do_hold(struct manager *m, struct rpm_region *reg, const struct rpm_
 	}
 	if (r < 0) {
 		log_info("region %u: hold refused: %s%s%s", reg->id, strerror(-r), extack_sep(m),
-			 rpm_genl_extack(m->genl));
+			 backend_error(m->backend));
 		m->errors++;
 		reg->last_action = "hold refused";
 		refresh_region(m, reg, false);
@@ -655,7 +732,7 @@ static int unpark(struct manager *m, struct rpm_region *reg, const char *why)
 		report(m, "region %u: would unpark: %s", reg->id, why);
 		return 0;
 	}
-	r = rpm_genl_unpark(m->genl, reg->id);
+	r = m->backend->ops->unpark(m->backend, reg->id);
 	if (r < 0) {
 		note_error(m, r);
 		refresh_region(m, reg, false);
@@ -712,6 +789,10 @@ static void execute(struct manager *m, const struct rpm_action *a, usec_t_ now)
 	case RPM_ACT_NONE:
 		break;
 	case RPM_ACT_ENABLE_BIAS:
+		if (!(backend_caps(m->backend) & RPM_CAP_BIAS)) {
+			m->pstate.bias_enabled = true;	/* nothing to enable here */
+			break;
+		}
 		if (m->dry_run) {
 			report(m, "would enable the allocation bias");
 			break;
@@ -831,7 +912,7 @@ int manager_pass(struct manager *m)
 	r = manager_dump(m);
 	if (r < 0)
 		return r;
-	if (rpm_genl_info(m->genl, &info) == 0)
+	if (m->backend->ops->info(m->backend, &info) == 0)
 		m->info = info;
 	sys.now = now_usec();
 	r = manager_read_meminfo(m->root, m->page_size, &sys.mem_total_pages,
@@ -926,7 +1007,7 @@ static int on_genl_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	(void)s;
 	(void)fd;
 	(void)revents;
-	r = rpm_genl_read_events(m->genl, on_event, m);
+	r = m->backend->ops->read_events(m->backend, on_event, m);
 	if (r == -ENOBUFS) {
 		log_notice("events were lost (ENOBUFS): dumping all regions again");
 		m->need_dump = true;
@@ -1134,27 +1215,31 @@ int manager_start(struct manager *m)
 {
 	int r;
 
-	r = rpm_genl_open(&m->genl, m->packet_dump ? stderr : NULL);
+	r = backend_open(m->config.backend, m->root, m->packet_dump ? stderr : NULL, &m->backend);
 	if (r < 0)
 		return r;
-	r = rpm_genl_info(m->genl, &m->info);
+	r = m->backend->ops->info(m->backend, &m->info);
 	if (r < 0)
-		return rpm_log_errno(LOG_ERR, r, "regionpm info-get%s%s", extack_sep(m),
-				     rpm_genl_extack(m->genl));
+		return rpm_log_errno(LOG_ERR, r, "%s info%s%s", backend_name(m->backend),
+				     extack_sep(m), backend_error(m->backend));
 	r = manager_dump(m);
 	if (r < 0)
 		return r;
-	m->hold_supported = read_hold_timeout(m) > 0;
-	log_debug("regionpm: %u regions of %" PRIu64 " MiB, %zu with memory, bias %s, netlink port %u",
-		  m->info.region_count, m->info.region_size >> 20, m->n_regions,
-		  m->info.bias ? "on" : "off", rpm_genl_portid(m->genl));
+	m->hold_supported = m->backend->ops->hold && read_hold_timeout(m) > 0;
+	log_debug("%s backend: %u regions of %" PRIu64 " MiB, %zu with memory, bias %s, owner %u%s",
+		  backend_name(m->backend), m->info.region_count, m->info.region_size >> 20,
+		  m->n_regions, m->info.bias ? "on" : "off", m->backend->ops->owner(m->backend),
+		  m->hold_supported ? ", holds" : "");
 	resolve_protected(m);
 
-	r = sd_event_add_io(m->event, &m->genl_io, rpm_genl_event_fd(m->genl), EPOLLIN,
-			    on_genl_io, m);
-	if (r < 0)
-		return r;
-	sd_event_source_set_description(m->genl_io, "regionpm-events");
+	/* The stock backend has no events: the decision timer alone drives it. */
+	if (m->backend->ops->event_fd(m->backend) >= 0) {
+		r = sd_event_add_io(m->event, &m->genl_io, m->backend->ops->event_fd(m->backend),
+				    EPOLLIN, on_genl_io, m);
+		if (r < 0)
+			return r;
+		sd_event_source_set_description(m->genl_io, "regionpm-events");
+	}
 	r = sd_event_add_time_relative(m->event, &m->pass_timer, CLOCK_MONOTONIC,
 				       0 /* first pass at once */, 10000, on_pass_timer, m);
 	if (r < 0)
@@ -1210,7 +1295,11 @@ struct manager *manager_free(struct manager *m)
 	sd_event_source_disable_unref(m->sig_hup);
 	sd_event_source_disable_unref(m->sig_term);
 	sd_event_source_disable_unref(m->sig_int);
-	rpm_genl_close(m->genl);	/* the kernel releases whatever is still ours */
+	/* netlink: closing the socket makes the kernel release whatever is
+	 * still ours; a backend without that (stock) gives it back here */
+	if (m->backend && !(backend_caps(m->backend) & RPM_CAP_KERNEL_RELEASE) && !m->exiting)
+		manager_release_all(m);
+	backend_close(m->backend);
 	sd_event_unref(m->event);
 	conf_free(&m->config);
 	free(m->regions);
@@ -1259,7 +1348,7 @@ static int note_error(struct manager *m, int r)
 {
 	m->last_error = r < 0 ? r : 0;
 	if (r < 0)
-		snprintf(m->last_extack, sizeof(m->last_extack), "%s", rpm_genl_extack(m->genl));
+		snprintf(m->last_extack, sizeof(m->last_extack), "%s", backend_error(m->backend));
 	return r;
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <systemd/sd-event.h>
 
+#include "backend.h"
 #include "conf.h"
 #include "genl.h"
 #include "policy.h"
@@ -34,7 +35,7 @@ enum manager_note {
 
 struct manager {
 	sd_event *event;
-	struct rpm_genl *genl;
+	struct rpm_backend *backend;	/* netlink or stock (backend.h) */
 
 	/* options */
 	char *config_path, *dropin_dir;
@@ -90,7 +91,7 @@ struct manager *manager_free(struct manager *m);
 /* Loads the configuration (main file, then drop-ins); *n_warnings counts
  * lines that were ignored. */
 int manager_load_config(struct manager *m, unsigned *n_warnings);
-/* Opens the netlink client, reads the kernel info and the first dump,
+/* Opens the backend (Backend=), reads the kernel info and the first dump,
  * resolves protected cgroups, sets up every event source. */
 int manager_start(struct manager *m);
 /* One decision pass: dump, observe, decide, execute. */

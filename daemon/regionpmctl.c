@@ -9,6 +9,7 @@
  * 2 usage, 3 daemon not reachable, 4 permission denied, 5 refused by the
  * daemon, 6 check found something required missing.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -335,7 +336,7 @@ struct kv {
 };
 
 struct props {
-	char *state, *backend;
+	char *state, *backend, *backend_missing;
 	int dry_run;			/* -1 unknown */
 	uint32_t region_count;
 	uint64_t region_size;
@@ -351,6 +352,7 @@ static void props_free(struct props *p)
 {
 	free(p->state);
 	free(p->backend);
+	free(p->backend_missing);
 	for (size_t i = 0; i < p->n_policy; i++) {
 		free(p->policy[i].key);
 		free(p->policy[i].value);
@@ -433,6 +435,8 @@ static int parse_props(sd_bus_message *m, struct props *p)
 			r = read_variant(m, "s", &p->state);
 		else if (streq(name, "Backend"))
 			r = read_variant(m, "s", &p->backend);
+		else if (streq(name, "BackendMissing"))
+			r = read_variant(m, "s", &p->backend_missing);
 		else if (streq(name, "DryRun"))
 			r = read_variant(m, "b", &p->dry_run);
 		else if (streq(name, "RegionCount"))
@@ -838,6 +842,8 @@ static void print_status_json(const struct props *p, const struct region *v, siz
 	json_str(p->state ? p->state : "");
 	printf(",\n  \"backend\": ");
 	json_str(p->backend ? p->backend : "");
+	printf(",\n  \"backend_missing\": ");
+	json_str(p->backend_missing ? p->backend_missing : "");
 	printf(",\n  \"dry_run\": %s,\n", p->dry_run > 0 ? "true" : "false");
 	printf("  \"page_size\": %" PRIu64 ",\n", page_bytes);
 	printf("  \"region_size\": %" PRIu64 ",\n", p->region_size);
@@ -1002,6 +1008,8 @@ static int cmd_status(void)
 	}
 	printf("State:               %s\n", p.state ? p.state : "?");
 	printf("Backend:             %s\n", p.backend ? p.backend : "?");
+	if (p.backend_missing && *p.backend_missing)
+		printf("  cannot:            %s\n", p.backend_missing);
 	printf("Dry run:             %s\n", p.dry_run < 0 ? "?" : p.dry_run ? "yes" : "no");
 	printf("Regions:             %" PRIu32 " with memory, %s each (%s)\n", p.region_count,
 	       size_str(a, sizeof(a), p.region_size),
@@ -1603,6 +1611,61 @@ static void check_movable(void)
 	       (z.managed_pages - z.movable_pages) * PAGE_BYTES >> 20);
 }
 
+/*
+ * Without the family: what regionpmd's stock backend needs (memory blocks,
+ * offline support, /proc/kpageflags) and what it uses if there (DAMON).
+ */
+static bool check_stock(char *detail, size_t len)
+{
+	unsigned blocks = 0, offline = 0;
+	char buf[64] = "";
+	struct dirent *de;
+	struct stat st;
+	bool damon;
+	FILE *f;
+	DIR *d;
+
+	f = fopen("/sys/devices/system/memory/block_size_bytes", "re");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		snprintf(detail, len, "no generic netlink family \"%s\" and no memory blocks "
+			 "(/sys/devices/system/memory: CONFIG_MEMORY_HOTPLUG) for the stock backend",
+			 REGIONPM_FAMILY_NAME);
+		return false;
+	}
+	fclose(f);
+	d = opendir("/sys/devices/system/memory");
+	while (d && (de = readdir(d))) {
+		char path[300], state[32] = "";
+
+		if (strncmp(de->d_name, "memory", 6) || !de->d_name[6])
+			continue;
+		blocks++;
+		snprintf(path, sizeof(path), "/sys/devices/system/memory/%s/state", de->d_name);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(state, sizeof(state), f) && !strncmp(state, "offline", 7))
+				offline++;
+			fclose(f);
+		}
+	}
+	if (d)
+		closedir(d);
+	damon = stat("/sys/kernel/mm/damon/admin/kdamonds", &st) == 0;
+	if (stat("/proc/kpageflags", &st) < 0) {
+		snprintf(detail, len, "no generic netlink family \"%s\"; stock backend: no "
+			 "/proc/kpageflags (CONFIG_PROC_PAGE_MONITOR)", REGIONPM_FAMILY_NAME);
+		return false;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(detail, len, "no generic netlink family \"%s\": stock backend, %u memory "
+		 "blocks of 0x%s bytes (%u offline), /proc/kpageflags, DAMON sysfs %s",
+		 REGIONPM_FAMILY_NAME, blocks, buf, offline,
+		 damon ? "present" : "missing (idle page cache is not dropped)");
+	return true;
+}
+
 static int cmd_check(void)
 {
 	static const char *const params[] = { "enable", "region_size", "bias", "frontier",
@@ -1613,6 +1676,7 @@ static int cmd_check(void)
 	size_t len = 0;
 	bool root = geteuid() == 0;
 	bool caps = have_cap(21 /* CAP_SYS_ADMIN */) && have_cap(12 /* CAP_NET_ADMIN */);
+	bool stock_ok;
 	struct stat st;
 	int r;
 
@@ -1636,9 +1700,17 @@ static int cmd_check(void)
 		else
 			snprintf(detail, sizeof(detail), "generic netlink family \"%s\": %s",
 				 REGIONPM_FAMILY_NAME, strerror(-r));
-		item(&c, false, ITEM_REQUIRED, "kernel support", detail,
-		     "regionpmd cannot run at all: it reads, empties and parks regions only "
-		     "through this family");
+		stock_ok = check_stock(detail, sizeof(detail));
+		item(&c, stock_ok, ITEM_REQUIRED, "kernel support", detail,
+		     "regionpmd cannot run at all: it needs the regionpm family or, for "
+		     "its stock backend, memory blocks that can go offline and "
+		     "/proc/kpageflags");
+		if (stock_ok)
+			printf("%-8s backend: stock; cannot: exact occupancy (it scans "
+			       "/proc/kpageflags), events, migrate without parking (parking = "
+			       "offline), kernel release (it records what it offlined in "
+			       "/run/regionpmd and onlines it on stop, crash and pressure), "
+			       "bias\n", "");
 	}
 	if (stat("/sys/module/regionpm/parameters", &st) == 0) {
 		for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {

@@ -16,8 +16,31 @@
 #include "bus.h"
 #include "log.h"
 #include "manager.h"
+#include "offline-state.h"
 
 #define RPM_VERSION "0.1"
+
+/* --restore: online what a stock-backend daemon recorded, then exit. */
+static int restore_blocks(void)
+{
+	struct offline_state *st = calloc(1, sizeof(*st));
+	unsigned failed = 0;
+	int r;
+
+	if (!st)
+		return 1;
+	r = offline_state_load(st, "");
+	if (r < 0)
+		rpm_log_errno(LOG_WARNING, r, "reading %s", RPM_OFFLINE_STATE_FILE);
+	if (st->n)
+		log_notice("onlining %zu memory block(s) regionpmd left offline", st->n);
+	r = offline_state_restore(st, "", &failed);
+	if (failed)
+		log_error("%u memory block(s) could not be onlined; still recorded in %s",
+			  failed, RPM_OFFLINE_STATE_FILE);
+	free(st);
+	return failed ? 1 : 0;
+}
 
 /*
  * Exit status when the kernel has no regionpm family (built without
@@ -46,17 +69,22 @@ static void help(void)
 	       "                      bus (also $REGIONPM_BUS_ADDRESS)\n"
 	       "      --bus-introspect\n"
 	       "                      print the D-Bus introspection XML and exit\n"
+	       "      --restore       online every memory block a stock-backend regionpmd\n"
+	       "                      recorded in " RPM_OFFLINE_STATE_FILE " and exit\n"
+	       "                      (ExecStopPost=; status 1 if one stayed offline)\n"
 	       "  -h, --help          this help\n"
 	       "  -V, --version       version\n\n"
 	       "Signals: SIGHUP reloads the configuration (as the D-Bus method Reload does);\n"
 	       "SIGTERM and SIGINT give every parked region back and exit.  Regions parked by\n"
-	       "regionpmd are also given back by the kernel whenever it exits, however it exits.\n\n"
-	       "Exit status: 0 ok, 1 failure, 2 usage, 6 the kernel has no regionpm family.\n");
+	       "regionpmd are also given back by the kernel whenever it exits, however it exits;\n"
+	       "with the stock backend (no regionpm family) by --restore or the next start.\n\n"
+	       "Exit status: 0 ok, 1 failure, 2 usage, 6 the kernel has neither the regionpm\n"
+	       "family nor what the stock backend needs (or not the one Backend= asks for).\n");
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_DEBUG = 0x100, OPT_BUS_ADDRESS, OPT_BUS_INTROSPECT };
+	enum { OPT_DEBUG = 0x100, OPT_BUS_ADDRESS, OPT_BUS_INTROSPECT, OPT_RESTORE };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "dry-run", no_argument, NULL, 'n' },
@@ -65,13 +93,14 @@ int main(int argc, char **argv)
 		{ "debug", no_argument, NULL, OPT_DEBUG },
 		{ "bus-address", required_argument, NULL, OPT_BUS_ADDRESS },
 		{ "bus-introspect", no_argument, NULL, OPT_BUS_INTROSPECT },
+		{ "restore", no_argument, NULL, OPT_RESTORE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
 	struct manager *m = NULL;
 	const char *config = NULL, *bus_address = getenv("REGIONPM_BUS_ADDRESS");
-	bool dry_run = false, once = false, packet_dump = false;
+	bool dry_run = false, once = false, packet_dump = false, restore = false;
 	unsigned warnings = 0;
 	sigset_t mask;
 	char status[256];
@@ -105,6 +134,9 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			return 0;
+		case OPT_RESTORE:
+			restore = true;
+			break;
 		case 'h':
 			help();
 			return 0;
@@ -126,6 +158,8 @@ int main(int argc, char **argv)
 			  "CAP_SYS_ADMIN and CAP_NET_ADMIN");
 		return 1;
 	}
+	if (restore)
+		return restore_blocks();
 
 	/* signals are delivered through sd-event signal sources */
 	sigemptyset(&mask);
@@ -158,12 +192,17 @@ int main(int argc, char **argv)
 	if (warnings)
 		log_warning("%u configuration line(s) ignored, see above", warnings);
 
-	sd_notify(false, "STATUS=Opening the regionpm netlink family");
+	sd_notify(false, "STATUS=Opening the kernel interface");
 	r = manager_start(m);
 	if (r == -ENOENT || r == -EOPNOTSUPP) {
-		if (r == -ENOENT)
-			log_error("the kernel has no regionpm netlink family: boot a kernel with "
-				  "CONFIG_REGIONPM=y and without regionpm.enable=0");
+		if (r == -ENOENT && m->config.backend == RPM_BACKEND_NETLINK)
+			log_error("the kernel has no regionpm netlink family (Backend=netlink): "
+				  "boot a kernel with CONFIG_REGIONPM=y and without "
+				  "regionpm.enable=0");
+		else if (r == -ENOENT)
+			log_error("the kernel has neither the regionpm netlink family nor memory "
+				  "blocks and /proc/kpageflags for the stock backend "
+				  "(CONFIG_MEMORY_HOTREMOVE, CONFIG_PROC_PAGE_MONITOR)");
 		else
 			log_error("the regionpm netlink family answers in the initial network "
 				  "namespace only (no PrivateNetwork= for regionpmd)");
@@ -192,9 +231,9 @@ int main(int argc, char **argv)
 			log_warning("running without D-Bus: regionpmctl cannot reach this daemon");
 		r = 0;
 	}
-	log_info("regionpmd %s: %zu regions of %llu MiB%s%s", RPM_VERSION, m->n_regions,
-		 (unsigned long long)(m->info.region_size >> 20),
-		 dry_run ? ", dry run" : "", once ? ", one pass" : "");
+	log_info("regionpmd %s: %zu regions of %llu MiB, %s backend%s%s", RPM_VERSION,
+		 m->n_regions, (unsigned long long)(m->info.region_size >> 20),
+		 backend_name(m->backend), dry_run ? ", dry run" : "", once ? ", one pass" : "");
 	manager_status(m, status, sizeof(status));
 	sd_notifyf(false, "READY=1\nSTATUS=%s", status);
 

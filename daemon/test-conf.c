@@ -106,6 +106,7 @@ static const struct {
 	{ "Daemon.IntervalSec", "5" },
 	{ "Daemon.IdleIntervalSec", "60" },
 	{ "Daemon.MetricsFile", "" },
+	{ "Daemon.Backend", "auto" },
 	{ "Pressure.SomeAvg10MaxPercent", "10.00" },
 	{ "Pressure.FullAvg10MaxPercent", "2.00" },
 	{ "Pressure.StallUSec", "100000" },
@@ -220,6 +221,7 @@ static void test_full(void **state)
 	assert_true(c.policy.region_saving_mw == 40.0);
 	assert_int_equal(c.idle_sample_sec, 3);
 	assert_int_equal(c.idle_max_regions, 8);
+	assert_int_equal(c.backend, RPM_BACKEND_STOCK);
 	assert_int_equal(c.n_protected, 2);
 	assert_string_equal(c.protected_cgroups[0], "/system.slice/postgresql.service");
 	assert_string_equal(c.protected_cgroups[1], "/user.slice");
@@ -246,7 +248,7 @@ static void test_bad_values(void **state)
 		{ 23, "MigrateCostMicrojoulePerPage" },
 		{ 24, "RegionSavingMilliwatt" }, { 26, "SampleSec" },
 		{ 27, "MaxRegions" }, { 29, "relative/path" },
-		{ 30, "/a/../b" }, { 31, "/trailing/" },
+		{ 30, "/a/../b" }, { 31, "/trailing/" }, { 33, "Backend" },
 	};
 	struct logbuf lb = { 0 };
 	struct rpm_config c;

@@ -3,6 +3,7 @@
 #
 #   kernel-src.sh           make the tree match kernel/ (waits for builds)
 #   kernel-src.sh --check   exit 0 if it already does, 1 if not; no changes
+#   kernel-src.sh --stock   unpack the unpatched tree for KERNEL_VARIANT=stock
 #
 # The pristine tree from Debian's linux-source-6.12 is unpacked once and
 # committed to a private git repository, so that going back to pristine is a
@@ -19,6 +20,24 @@ src_version=$(dpkg-query -W -f='${Version}' "$REGIONPM_SRC_PKG" 2>/dev/null) ||
 
 check=0
 [ "${1:-}" = --check ] && check=1
+
+# The stock tree: the same tarball unpacked once more, next to the patched
+# tree and never patched (builds use O=, so nothing writes into it).  Not a
+# git worktree of the patched tree's repository: re-unpacking that one
+# must not take this one with it.
+if [ "${1:-}" = --stock ]; then
+	mkdir -p "$REGIONPM_CACHE/src"
+	exec 7>"$REGIONPM_CACHE/.stock-tree-lock"
+	flock -x 7
+	[ "$(cat "$REGIONPM_STOCK_SRC/.regionpm-pristine" 2>/dev/null)" = "$src_version" ] && exit 0
+	log "unpacking $REGIONPM_SRC_PKG $src_version into $REGIONPM_STOCK_SRC (once)"
+	rm -rf "$REGIONPM_STOCK_SRC" "$REGIONPM_STOCK_SRC.tmp"
+	mkdir -p "$REGIONPM_STOCK_SRC.tmp"
+	tar -xJf "$REGIONPM_SRC_TARBALL" -C "$REGIONPM_STOCK_SRC.tmp" --strip-components=1
+	echo "$src_version" > "$REGIONPM_STOCK_SRC.tmp/.regionpm-pristine"
+	mv "$REGIONPM_STOCK_SRC.tmp" "$REGIONPM_STOCK_SRC"
+	exit 0
+fi
 
 # Builds hold this lock shared while they read the tree (kernel-build.sh);
 # unpacking or resetting it takes it exclusively.

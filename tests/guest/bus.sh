@@ -525,9 +525,11 @@ fi
 
 # Outside the initial network namespace the family refuses every request:
 # the exit path of a kernel without it (regionpm.enable=0), status 6.
+# Backend=netlink: with auto the daemon would take the stock backend.
 no_family() {
 	local rc
-	unshare --net "$RPMD" --once -c "$work/regionpmd.conf" > "$work/nofam.log" 2>&1
+	{ cat "$work/regionpmd.conf"; printf '\n[Daemon]\nBackend=netlink\n'; } > "$work/netlink.conf"
+	unshare --net "$RPMD" --once -c "$work/netlink.conf" > "$work/nofam.log" 2>&1
 	rc=$?
 	cat "$work/nofam.log"
 	[ "$rc" = 6 ]

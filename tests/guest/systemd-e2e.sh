@@ -364,6 +364,9 @@ no_family() {
 	local st
 	timeout 60 systemctl stop "$UNIT"
 	mkdir -p "${NOFAM%/*}" && printf '[Service]\nPrivateNetwork=yes\n' > "$NOFAM" || return 1
+	# the netlink exit path: with Backend=auto it would take the stock backend
+	mkdir -p /etc/regionpmd.conf.d &&
+		printf '[Daemon]\nBackend=netlink\n' > /etc/regionpmd.conf.d/90-nofam-test.conf || return 1
 	systemctl daemon-reload
 	timeout 60 systemctl start "$UNIT"
 	echo "systemctl start -> exit $?"
@@ -371,7 +374,7 @@ no_family() {
 	st="$(systemctl show -P ActiveState "$UNIT") Result=$(systemctl show -P Result "$UNIT") ExecMainStatus=$(systemctl show -P ExecMainStatus "$UNIT") NRestarts=$(systemctl show -P NRestarts "$UNIT")"
 	echo "$st"
 	journal -o cat | grep -E 'initial network namespace only' | tail -1
-	rm -f "$NOFAM"
+	rm -f "$NOFAM" /etc/regionpmd.conf.d/90-nofam-test.conf
 	systemctl daemon-reload
 	systemctl reset-failed "$UNIT"
 	[ "$st" = "failed Result=exit-code ExecMainStatus=6 NRestarts=0" ]

@@ -91,9 +91,12 @@ assert len(fams) == 12 and all(f.documentation and f.type in ("gauge", "counter"
 tap_check "daemon/fixtures/metrics/example.prom (what test-metrics expects) parses as Prometheus text" prom_parses
 
 # -- regionpmd on this host, which has no regionpm family -------------------
-# (as root: as another user it stops earlier, at "must run as root")
+# (as root: as another user it stops earlier, at "must run as root").
+# Backend=netlink: on a host without the family, auto would pick the stock
+# backend and offline the host's own memory blocks.
+printf '[Daemon]\nBackend=netlink\n' > "$tmp/netlink.conf"
 nofam() { # extra environment for the run; prints stderr
-	env "$@" "$top/build/regionpmd" --once -c /dev/null 2>"$tmp/rpmd.err" >/dev/null
+	env "$@" "$top/build/regionpmd" --once -c "$tmp/netlink.conf" 2>"$tmp/rpmd.err" >/dev/null
 	local rc=$?
 	cat "$tmp/rpmd.err"
 	return $rc
@@ -146,7 +149,8 @@ tap_check "installed unit runs /usr/local/sbin/regionpmd" \
 # installed unit that runs the build tree's binary; MANPATH lets it check
 # that every Documentation=man: page is installed.
 mkdir -p "$tmp/verify"
-sed "s|^ExecStart=.*|ExecStart=$top/build/regionpmd|" \
+sed -e "s|^ExecStart=.*|ExecStart=$top/build/regionpmd|" \
+	-e "s|^ExecStopPost=[^ ]*|ExecStopPost=$top/build/regionpmd|" \
 	"$dest/usr/local/lib/systemd/system/regionpmd.service" >"$tmp/verify/regionpmd.service"
 verify() {
 	local out

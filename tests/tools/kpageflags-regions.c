@@ -45,6 +45,7 @@
 struct region {
 	uint64_t present, free, unmovable, kernel, used;
 	uint64_t reserved;	/* of unmovable: reserved (memblock, e.g. the memmap) */
+	bool offline;		/* an offline memory block */
 };
 
 static uint64_t read_hex_file(const char *path)
@@ -145,6 +146,31 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 
+	/*
+	 * A memory block taken offline (regionpmd's stock backend, the
+	 * offline peer) has no struct pages: all NOPAGE.  It is memory that
+	 * can power down, so it counts as a present region, all free, when
+	 * regions are memory blocks and sysfs says the block is offline.
+	 */
+	if (region_bytes == read_hex_file("/sys/devices/system/memory/block_size_bytes")) {
+		for (uint64_t i = 0; i < nr; i++) {
+			char p[128], st[16] = "";
+			FILE *sf;
+
+			if (r[i].present)
+				continue;
+			snprintf(p, sizeof(p), "/sys/devices/system/memory/memory%" PRIu64 "/state", i);
+			sf = fopen(p, "re");
+			if (!sf)
+				continue;
+			if (fgets(st, sizeof(st), sf) && !strncmp(st, "offline", 7)) {
+				r[i].present = r[i].free = region_pages;
+				r[i].offline = true;
+			}
+			fclose(sf);
+		}
+	}
+
 	uint64_t present_regions = 0, empty = 0, with_unmovable = 0, with_kernel = 0;
 	uint64_t used = 0, movable_used = 0, strict_used = 0, with_either = 0;
 
@@ -179,9 +205,9 @@ int main(int argc, char **argv)
 				continue;
 			printf("%s{\"id\": %" PRIu64 ", \"present\": %" PRIu64 ", \"free\": %" PRIu64
 			       ", \"unmovable\": %" PRIu64 ", \"kernel\": %" PRIu64 ", \"used\": %" PRIu64
-			       ", \"reserved\": %" PRIu64 "}",
+			       ", \"reserved\": %" PRIu64 ", \"offline\": %s}",
 			       first ? "" : ", ", i, r[i].present, r[i].free, r[i].unmovable,
-			       r[i].kernel, r[i].used, r[i].reserved);
+			       r[i].kernel, r[i].used, r[i].reserved, r[i].offline ? "true" : "false");
 			first = 0;
 		}
 		printf("], \"present_regions\": %" PRIu64 ", \"empty_regions\": %" PRIu64
