@@ -3993,10 +3993,14 @@ TEST_F_TIMEOUT(regionpm, hold_keeps_allocations_out, 600)
 	EXPECT_EQ(0UL, h0.parked);
 	ASSERT_EQ(0, rpm_info_get(&self->rpm, &info, &ack));
 	EXPECT_LE(h0.held, info.held_pages);
-	/* Isolated free pages are not free for the allocator: MemFree drops. */
+	/*
+	 * Isolated free pages are not free for the allocator: MemFree drops.
+	 * By a little less than the region: the hold drains the per-CPU free
+	 * lists, whose pages then count as free (CI saw 114 of 128 MiB).
+	 */
 	memfree1 = meminfo_kb("MemFree");
 	TH_LOG("MemFree %" PRId64 " -> %" PRId64 " kB", memfree0, memfree1);
-	EXPECT_LE(memfree1, memfree0 - (int64_t)(h0.free * self->pgsz / 1024) * 9 / 10);
+	EXPECT_LE(memfree1, memfree0 - (int64_t)(h0.free * self->pgsz / 1024) * 3 / 4);
 
 	/* Allocate all but 96 MiB of what is free: the twin must be used. */
 	left_kb = 96 * 1024;
