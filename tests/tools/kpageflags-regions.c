@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kpageflags-regions: the independent judge.  Counts, per physical region,
- * free pages (buddy or offline), pages holding slab, page tables or reserved
- * memory (what keeps a region from ever being emptied), other kernel pages
+ * free pages (buddy or offline), pages holding slab, page tables, reserved
+ * memory or the huge zero page (what keeps a region from ever being emptied), other kernel pages
  * (in use, but with no flag of user memory or page cache: vmalloc, kernel
  * stacks, buffers -- also unmovable, though pages waiting on per-CPU free
  * lists look the same), and other used pages, from /proc/kpageflags alone
@@ -33,6 +33,7 @@
 #define KPF_BUDDY	10
 #define KPF_NOPAGE	20
 #define KPF_OFFLINE	23
+#define KPF_ZERO_PAGE	24
 #define KPF_PGTABLE	26
 #define KPF_RESERVED	32
 
@@ -132,9 +133,13 @@ int main(int argc, char **argv)
 			reg->present++;
 			if (fl & ((1ULL << KPF_BUDDY) | (1ULL << KPF_OFFLINE)))
 				reg->free++;
+			/*
+			 * The huge zero page is allocated movable but never
+			 * migrates (a daemon test saw its 512 pages block an
+			 * isolation): unmovable, like slab.
+			 */
 			else if (fl & ((1ULL << KPF_SLAB) | (1ULL << KPF_PGTABLE) |
-				       (1ULL << KPF_RESERVED)))
-			{
+				       (1ULL << KPF_RESERVED) | (1ULL << KPF_ZERO_PAGE))) {
 				reg->unmovable++;
 				if (fl & (1ULL << KPF_RESERVED))
 					reg->reserved++;
