@@ -781,6 +781,17 @@ static void execute(struct manager *m, const struct rpm_action *a, usec_t_ now)
 		log_debug("action %d for unknown region %u ignored", a->kind, a->region);
 		return;
 	}
+	/*
+	 * A pass may plan several calls for one region; a backend that empties
+	 * only by parking (stock) parks it on the first, and the rest would
+	 * only be refused.
+	 */
+	if ((a->kind == RPM_ACT_COMPACT || a->kind == RPM_ACT_PARK || a->kind == RPM_ACT_HOLD) &&
+	    reg->state == RPM_REGION_PARKED) {
+		log_debug("region %u: parked already in this pass, %s skipped", reg->id,
+			  kinds[a->kind]);
+		return;
+	}
 	if (m->paused && (a->kind == RPM_ACT_COMPACT || a->kind == RPM_ACT_PARK ||
 			  a->kind == RPM_ACT_SCAN || a->kind == RPM_ACT_SAMPLE_IDLE ||
 			  a->kind == RPM_ACT_HOLD))
