@@ -477,11 +477,7 @@ static int headroom_now(struct manager *m, uint64_t *headroom, uint64_t *avail)
 
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < m->n_regions; i++)
-		if (m->regions[i].state == RPM_REGION_PARKED)
-			total += m->regions[i].parked_pages;
-	*headroom = total / 100 * m->config.policy.headroom_percent +
-		    total % 100 * m->config.policy.headroom_percent / 100;
+	*headroom = policy_headroom_pages(&m->config.policy, total, m->regions, m->n_regions);
 	return 0;
 }
 
@@ -936,7 +932,6 @@ int manager_pass(struct manager *m)
 		sys.file_pages = vm.nr_file_pages;
 		sys.refault_file = vm.workingset_refault_file;
 		sys.pgsteal = vm.pgsteal_kswapd + vm.pgsteal_direct;
-		sys.pgscan_kswapd = vm.pgscan_kswapd;
 	}
 	if (m->hold_supported) {
 		sys.hold_timeout = read_hold_timeout(m);

@@ -929,6 +929,14 @@ static void refill_tokens(const struct rpm_policy_config *cfg,
 	st->last_pass = sys->now;
 }
 
+uint64_t policy_headroom_pages(const struct rpm_policy_config *cfg, uint64_t mem_total_pages,
+			       const struct rpm_region *regions, size_t n)
+{
+	struct rpm_system sys = { .mem_total_pages = mem_total_pages };
+
+	return pct_of(all_memory(&sys, regions, n), cfg->headroom_percent);
+}
+
 size_t policy_decide(const struct rpm_policy_config *cfg,
 		     struct rpm_policy_state *st,
 		     const struct rpm_system *sys,

@@ -80,7 +80,6 @@ struct rpm_system {
 	uint64_t file_pages;		/* nr_file_pages */
 	uint64_t refault_file;		/* workingset_refault_file */
 	uint64_t pgsteal;		/* pgsteal_kswapd + pgsteal_direct */
-	uint64_t pgscan_kswapd;
 	/* The kernel can hold a region (region-hold) and lets a hold expire after this. */
 	bool can_hold;
 	usec_t_ hold_timeout;
@@ -216,6 +215,13 @@ void policy_note_released(struct rpm_policy_state *st, struct rpm_region *r,
 void policy_note_refill(const struct rpm_policy_config *cfg,
 			struct rpm_policy_state *st, struct rpm_region *r,
 			usec_t_ now);
+
+/*
+ * The headroom in pages: HeadroomPercent= of all memory, MemTotal
+ * (@mem_total_pages) plus what is parked, so that parking cannot shrink it.
+ */
+uint64_t policy_headroom_pages(const struct rpm_policy_config *cfg, uint64_t mem_total_pages,
+			       const struct rpm_region *regions, size_t n);
 
 /* After a SCAN: a region found pinned again is rescanned less often. */
 void policy_note_scan(struct rpm_region *r);

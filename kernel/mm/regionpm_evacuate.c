@@ -888,6 +888,30 @@ static unsigned long release_hold_locked(struct regionpm_region *r,
 }
 
 /*
+ * Take every page of [@start, @end) with @take; on failure give back what
+ * the runs before the failing one took and say why (-EBUSY).
+ */
+static int take_pages(unsigned long start, unsigned long end,
+		      int (*take)(unsigned long, unsigned long, void *),
+		      const struct regionpm_compact_res *res, struct netlink_ext_ack *extack)
+{
+	unsigned long taken = start, hole = 0;
+
+	if (!walk_zone_runs(start, end, take, &taken, &hole, false))
+		return 0;
+	if (taken > start)
+		walk_zone_runs(start, taken, give_run, NULL, &hole, true);
+	if (hole)
+		NL_SET_ERR_MSG_FMT(extack, "region has a hole at pfn %#lx", hole);
+	else if (res->obstacle != REGIONPM_OBSTACLE_NONE)
+		NL_SET_ERR_MSG_FMT(extack, "cannot empty the region: obstacle at pfn %#lx",
+				   res->obstacle_pfn);
+	else
+		NL_SET_ERR_MSG(extack, "cannot take the region's pages (still in use)");
+	return -EBUSY;
+}
+
+/*
  * Park a held region: every pageblock must be isolated (those the hold
  * could not isolate are tried again) and every page free; then the pages
  * are taken from the isolated free lists.  On failure the region stays
@@ -897,8 +921,6 @@ static int take_held(struct regionpm_region *r, unsigned long start, unsigned lo
 		     struct regionpm_compact_res *res, struct netlink_ext_ack *extack)
 {
 	unsigned long nr = regionpm_pages() / pageblock_nr_pages, i;
-	unsigned long taken = start, hole = 0;
-	int ret;
 
 	for (i = 0; i < nr; i++) {
 		/* The limit was checked for the whole region. */
@@ -910,20 +932,7 @@ static int take_held(struct regionpm_region *r, unsigned long start, unsigned lo
 		cond_resched();
 	}
 	drain_all_pages(NULL);
-	ret = walk_zone_runs(start, end, take_held_run, &taken, &hole, false);
-	if (ret) {
-		if (taken > start)
-			walk_zone_runs(start, taken, give_run, NULL, &hole, true);
-		if (hole)
-			NL_SET_ERR_MSG_FMT(extack, "region has a hole at pfn %#lx", hole);
-		else if (res->obstacle != REGIONPM_OBSTACLE_NONE)
-			NL_SET_ERR_MSG_FMT(extack, "cannot empty the region: obstacle at pfn %#lx",
-					   res->obstacle_pfn);
-		else
-			NL_SET_ERR_MSG(extack, "cannot take the region's pages (still in use)");
-		return -EBUSY;
-	}
-	return 0;
+	return take_pages(start, end, take_held_run, res, extack);
 }
 
 int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
@@ -933,7 +942,7 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 {
 	struct regionpm_region *r = &regionpm.regions[req->id];
 	unsigned long start = req->start_pfn, end = start + req->nr_pages;
-	unsigned long taken = start, hole = 0;
+	unsigned long hole = 0;
 	struct limit_check lc = { .extack = extack, .r = r, .what = "parking" };
 	long in_use, plus = 1;
 	bool held;
@@ -979,27 +988,12 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 			goto restore;
 		}
 	}
-	if (held) {
+	if (held)
 		ret = take_held(r, start, end, res, extack);
-		if (ret)
-			goto restore;
-	} else {
-		ret = walk_zone_runs(start, end, take_run, &taken, &hole, false);
-	}
-	if (ret) {
-		/* Give back what the runs before the failing one took. */
-		if (taken > start)
-			walk_zone_runs(start, taken, give_run, NULL, &hole, true);
-		if (hole)
-			NL_SET_ERR_MSG_FMT(extack, "region has a hole at pfn %#lx", hole);
-		else if (res->obstacle != REGIONPM_OBSTACLE_NONE)
-			NL_SET_ERR_MSG_FMT(extack, "cannot empty the region: obstacle at pfn %#lx",
-					   res->obstacle_pfn);
-		else
-			NL_SET_ERR_MSG(extack, "cannot take the region's pages (still in use)");
-		ret = -EBUSY;
+	else
+		ret = take_pages(start, end, take_run, res, extack);
+	if (ret)
 		goto restore;
-	}
 	mutex_lock(&regionpm.park_lock);
 	/* All pages are taken: the pageblocks of a hold get their types back. */
 	if (held) {

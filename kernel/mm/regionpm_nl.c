@@ -170,26 +170,32 @@ static int fill_region(struct sk_buff *skb, unsigned long id, bool detail,
 	return 0;
 }
 
+/* Reply to @info with region @id as region-get describes it. */
+static int reply_region(struct genl_info *info, unsigned long id, bool detail, u8 cmd)
+{
+	struct sk_buff *msg = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	ret = fill_region(msg, id, detail, info->snd_portid, info->snd_seq, 0, cmd);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
 int regionpm_nl_region_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	bool detail = nla_get_flag(info->attrs[REGIONPM_A_REGION_SCAN]);
-	struct sk_buff *msg;
 	unsigned long id;
 	int ret;
 
 	ret = get_id(info, REGIONPM_A_REGION_ID, &id);
 	if (ret)
 		return ret;
-	msg = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	ret = fill_region(msg, id, detail, info->snd_portid, info->snd_seq, 0,
-			  REGIONPM_CMD_REGION_GET);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
+	return reply_region(info, id, detail, REGIONPM_CMD_REGION_GET);
 }
 
 int regionpm_nl_region_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
@@ -377,7 +383,6 @@ int regionpm_nl_region_unpark_doit(struct sk_buff *skb, struct genl_info *info)
 int regionpm_nl_region_hold_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct regionpm_sock *owner;
-	struct sk_buff *msg;
 	unsigned long id;
 	int ret;
 
@@ -391,16 +396,7 @@ int regionpm_nl_region_hold_doit(struct sk_buff *skb, struct genl_info *info)
 	if (ret)
 		return ret;
 	/* The hold stays even if the reply cannot be sent. */
-	msg = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	ret = fill_region(msg, id, false, info->snd_portid, info->snd_seq, 0,
-			  REGIONPM_CMD_REGION_HOLD);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
+	return reply_region(info, id, false, REGIONPM_CMD_REGION_HOLD);
 }
 
 void regionpm_nl_sock_priv_init(struct regionpm_sock *priv)

@@ -212,7 +212,7 @@ empty_up() {
 }
 tap_check "more empty regions than before (kpageflags judge)" empty_up
 # Blocks offline now (they may have come back meanwhile): up to 90 s.
-wait_offline_now() {
+wait_offline() {
 	local i
 	for i in $(seq 1 45); do
 		[ "$(recorded)" -gt 0 ] && [ "$(meminfo MemTotal)" -lt "$mem_total0" ] && return 0
@@ -220,7 +220,7 @@ wait_offline_now() {
 	done
 	return 1
 }
-wait_offline_now
+wait_offline
 parked_total=$(meminfo MemTotal)
 # (an offline in progress is recorded first: allow it to finish)
 tap_check "every recorded block is offline" bash -c \
@@ -249,20 +249,12 @@ pressure() {
 	tail -n +"$((lines + 1))" "$log" | grep -E 'unparked' | head -5
 	[ "$rc" = 0 ] && [ "$max" -gt "$parked_total" ] && [ "$(oom_kills)" = "$oom0" ]
 }
-wait_offline_now
+wait_offline
 parked_total=$(meminfo MemTotal)
 tap_check "memory pressure onlines blocks, no OOM kill" pressure
 tap_check "data intact after the online cycle" data_intact
 
 # ---- 4. SIGKILL: the record survives, the next daemon finishes the job -------
-wait_offline() {
-	local i
-	for i in $(seq 1 45); do
-		[ "$(recorded)" -gt 0 ] && [ "$(meminfo MemTotal)" -lt "$mem_total0" ] && return 0
-		sleep 2
-	done
-	return 1
-}
 ms_until_restored() { # -> ms, or fail after 5 s
 	local t0 now
 	t0=$(date +%s%N)
