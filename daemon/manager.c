@@ -1043,12 +1043,16 @@ static int on_pass_timer(sd_event_source *s, uint64_t usec, void *userdata)
  * IntervalSec=; once the plan is reached, each idle pass doubles the wait
  * up to IdleIntervalSec=: a converged daemon wakes for events
  * (first allocations, releases, PSI triggers) and rarely otherwise.
+ * While memory is short, passes come every RPM_POLICY_SHORT_POLL_MSEC
+ * until one finds enough available again.
  */
 static uint64_t next_pass_usec(struct manager *m)
 {
 	uint64_t base = (uint64_t)m->config.interval_sec * 1000000, max, t;
 	unsigned shift;
 
+	if (m->pstate.plan.short_of_memory)
+		return RPM_POLICY_SHORT_POLL_MSEC * 1000;
 	if (m->progress && m->config.interval_sec > 1)
 		return 1000000;
 	if (!m->pstate.plan.converged || !m->idle_passes)
@@ -1087,6 +1091,8 @@ static void on_psi(struct psi_monitor *p, void *userdata)
 	log_debug("memory pressure trigger");
 	m->psi_event = true;
 	manager_pass(m);	/* the policy unparks first when pressure builds */
+	if (m->pstate.plan.short_of_memory)
+		wake_pass(m, RPM_POLICY_SHORT_POLL_MSEC * 1000);
 }
 
 void manager_release_all(struct manager *m)

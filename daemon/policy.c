@@ -967,6 +967,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	st->pingpong_backoff = sec_to_usec(cfg->pingpong_backoff_sec);
 	st->pressure_pending = false;
 	st->plan.converged = false;
+	st->plan.short_of_memory = false;
 	refill_tokens(cfg, st, sys);
 
 	if (cfg->bias && !st->bias_enabled &&
@@ -977,6 +978,8 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		st->paused_until = sys->now + sec_to_usec(cfg->pressure_backoff_sec);
 		unpark(&p, p.avail < p.headroom ? p.headroom - p.avail : 0, psi,
 		       p.avail < p.headroom ? "memory below headroom" : "memory pressure");
+		/* Look again soon only while there is something to give back. */
+		st->plan.short_of_memory = p.n > 0;
 		return p.n;
 	}
 	evicted = reclaim_wants_memory(&p);

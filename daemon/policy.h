@@ -127,6 +127,7 @@ struct rpm_action {
 #define RPM_POLICY_BURST_SEC		10	/* token bucket capacity, seconds of budget */
 #define RPM_POLICY_DETAIL_MAX_AGE_SEC	60	/* rescan a region's detail after this */
 #define RPM_POLICY_MAX_BACKOFF_SHIFT	10	/* ping-pong back-off doubles at most 10 times */
+#define RPM_POLICY_SHORT_POLL_MSEC	200	/* pass interval while memory is short */
 
 /* The policy's memory between passes. */
 struct rpm_policy_state {
@@ -157,6 +158,13 @@ struct rpm_policy_state {
 		uint64_t cache_reserve;
 		uint64_t shortfall;	/* pages the active regions cannot hold */
 		bool converged;		/* nothing left to do but watch */
+		/*
+		 * The last pass gave memory back for pressure or a headroom
+		 * shortfall: decide again within RPM_POLICY_SHORT_POLL_MSEC,
+		 * since an allocation burst outruns a one-second pass and
+		 * a stock kernel has no shrinker to give parked memory back.
+		 */
+		bool short_of_memory;
 	} plan;
 	/* Adapted per-region compact budgets of the regions worked on lately. */
 	struct rpm_region_budget {

@@ -392,6 +392,8 @@ static void test_never_parks_under_pressure(void **state)
 	assert_int_equal(count_parks(&w), 0);
 	assert_int_equal(count_work(&w), 0);
 	assert_int_equal(w.st.paused_until, T0 + w.cfg.pressure_backoff_sec * SEC);
+	/* Nothing to give back: no reason to look again sooner. */
+	assert_false(w.st.plan.short_of_memory);
 
 	/* Full stalls alone, and a PSI trigger alone, count as pressure too. */
 	world_init(&w);
@@ -436,6 +438,13 @@ static void test_unparks_on_pressure(void **state)
 	assert_int_equal(w.out[0].region, 5);
 	/* It is not vacated again right away. */
 	assert_true(w.r[5].backoff_until > w.sys.now);
+	/* The next pass comes soon, in case the pressure outruns this one. */
+	assert_true(w.st.plan.short_of_memory);
+	/* ... and stops coming soon once the pressure is gone. */
+	w.sys.psi_some_avg10 = 0;
+	w.sys.now += SEC / 5;
+	decide(&w);
+	assert_false(w.st.plan.short_of_memory);
 }
 
 static void test_unparks_below_headroom_order(void **state)
