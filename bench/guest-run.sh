@@ -299,4 +299,8 @@ json.dump(res, sys.stdout)
 PY
 [ -n "$daemon_pid" ] && kill -TERM "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
 cat "$work/result.json" > "$out"
+# The daemon's own account of the run, for when a number needs explaining
+# (run-vm copies it next to the JSON as NAME.json.regionpmd.log.gz).
+[ "$out" != /dev/stdout ] && [ -s "$work/regionpmd.log" ] &&
+	gzip -c "$work/regionpmd.log" > "$out.regionpmd.log.gz"
 log "done"

@@ -54,6 +54,18 @@ root_is_writable_overlay() {
 tap_check "guest root is a writable overlay that leaves the host alone" root_is_writable_overlay
 tap_check "the host saw none of it" test ! -e /usr/regionpm-probe
 
+out_and_side_files() {
+	local d rc
+	d=$(mktemp -d /tmp/regionpm-out.XXXXXX)
+	run_vm --out "$d/r.json" -- sh -c \
+		'echo main > "$REGIONPM_VM_OUT"; echo side > "$REGIONPM_VM_OUT.extra.log"'
+	grep -qx main "$d/r.json" && grep -qx side "$d/r.json.extra.log"
+	rc=$?
+	rm -rf "$d"
+	return $rc
+}
+tap_check "--out FILE gets \$REGIONPM_VM_OUT, FILE.SUFFIX its side files" out_and_side_files
+
 systemd_is_pid1() {
 	local out
 	out=$(run_vm_out --systemd --timeout 300 -- sh -c '
