@@ -128,6 +128,8 @@ struct rpm_action {
 #define RPM_POLICY_DETAIL_MAX_AGE_SEC	60	/* rescan a region's detail after this */
 #define RPM_POLICY_MAX_BACKOFF_SHIFT	10	/* ping-pong back-off doubles at most 10 times */
 #define RPM_POLICY_SHORT_POLL_MSEC	200	/* pass interval while memory is short */
+#define RPM_POLICY_GROWTH_WINDOW_SEC	10	/* give-backs this close together: demand grows */
+#define RPM_POLICY_GROWTH_MAX_SHIFT	4	/* each one gives back twice the last, up to 16x */
 
 /* The policy's memory between passes. */
 struct rpm_policy_state {
@@ -140,6 +142,9 @@ struct rpm_policy_state {
 
 	/* A parked region was taken back by the shrinker or OOM notifier. */
 	bool pressure_pending;
+	/* Give-backs in a row, each within RPM_POLICY_GROWTH_WINDOW_SEC. */
+	unsigned giveback_streak;
+	usec_t_ last_giveback;
 	/* Back-off parameters of the last pass, for the policy_note_*() calls. */
 	usec_t_ pingpong_window, pingpong_backoff;
 	/* vmstat of the previous pass, for rates */

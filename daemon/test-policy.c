@@ -1112,6 +1112,65 @@ static void test_reclaim_unparks(void **state)
 }
 
 /*
+ * Demand that comes back a few seconds after each give-back is growth:
+ * each give-back gives twice as much as the last, a quiet spell resets.
+ */
+static void test_growth_ramp(void **state)
+{
+	struct world w;
+	uint32_t i;
+
+	(void)state;
+	world_init(&w);
+	for (i = 2; i < NR; i++)
+		set_parked(&w, i, true, T0 - (20 - i) * SEC);
+	w.sys.vmstat_valid = true;
+	w.sys.pgsteal = 1000;
+	decide(&w);			/* first sample: no rate yet */
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+	/* kswapd steals 5000 pages/s: one region back, 2 s later two, then four. */
+	w.sys.now += 2 * SEC;
+	w.sys.pgsteal += 10000;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	assert_true(w.st.plan.short_of_memory);
+	w.sys.now += 2 * SEC;
+	w.sys.pgsteal += 10000;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 2);
+	w.sys.now += 2 * SEC;
+	w.sys.pgsteal += 10000;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 4);
+	/* Below the headroom counts the same, and the doubling goes on. */
+	world_init(&w);
+	for (i = 2; i < NR; i++)
+		set_parked(&w, i, true, T0 - (20 - i) * SEC);
+	w.sys.mem_available_pages = NR * RP / 10 - 100;
+	explicit_mem(&w);
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	w.sys.now += SEC / 5;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 2);
+	/* A quiet spell: back to one region. */
+	w.sys.now += (RPM_POLICY_GROWTH_WINDOW_SEC + 1) * SEC;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	assert_int_equal(w.st.giveback_streak, 0);
+	/* Short of memory with nothing to give: no streak builds up. */
+	world_init(&w);
+	w.sys.mem_available_pages = NR * RP / 10 - 100;
+	explicit_mem(&w);
+	for (i = 0; i < 5; i++) {
+		w.sys.now += SEC;
+		decide(&w);
+	}
+	assert_int_equal(w.st.giveback_streak, 0);
+	assert_false(w.st.plan.short_of_memory);
+}
+
+/*
  * Cache evicted by reclaim keeps room in the keep set for CacheHistorySec=;
  * cache that went because its files were deleted does not.
  */
@@ -1312,6 +1371,7 @@ int main(void)
 		cmocka_unit_test(test_hot_pages_move),
 		cmocka_unit_test(test_shortfall_unparks),
 		cmocka_unit_test(test_reclaim_unparks),
+		cmocka_unit_test(test_growth_ramp),
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),
 		cmocka_unit_test(test_holds),
