@@ -28,6 +28,7 @@
 #include "manager.h"
 #include "procfs-util.h"
 #include "psi-monitor.h"
+#include "reclaim-watch.h"
 
 #define MAX_ACTIONS 64
 #define KPF_LRU		5
@@ -903,6 +904,40 @@ static void write_metrics(struct manager *m)
 	m->metrics_error = r;
 }
 
+/*
+ * Every RECLAIM_WATCH_USEC while we keep memory back: a converged daemon
+ * sleeps up to IdleIntervalSec=, and a fill of the page cache after an
+ * idle spell had reclaim evict for that long before the daemon noticed.
+ */
+#define RECLAIM_WATCH_USEC	(2 * 1000000ULL)
+
+static void on_reclaim_watch(struct reclaim_watch *w, uint64_t pages, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)w;
+	log_debug("reclaim watch: %" PRIu64 " pages evicted or refaulted in %llu s: deciding now",
+		  pages, RECLAIM_WATCH_USEC / 1000000);
+	m->reclaim_watch_pages += pages;
+	wake_pass(m, 0);
+}
+
+static void arm_reclaim_watch(struct manager *m)
+{
+	bool ours = false;
+
+	for (size_t i = 0; i < m->n_regions && !ours; i++)
+		ours = m->regions[i].ours;
+	if (!m->reclaim_watch && ours && !m->once &&
+	    reclaim_watch_new(m->event, m->root, RECLAIM_WATCH_USEC, on_reclaim_watch, m,
+			      &m->reclaim_watch) < 0) {
+		log_warning("cannot set up the reclaim watch: parked memory comes back on passes only");
+		return;
+	}
+	reclaim_watch_arm(m->reclaim_watch, ours && !m->exiting,
+			  m->config.policy.reclaim_unpark_pages_per_sec);
+}
+
 int manager_pass(struct manager *m)
 {
 	struct rpm_action acts[MAX_ACTIONS];
@@ -939,6 +974,8 @@ int manager_pass(struct manager *m)
 	}
 	sys.psi_event = m->psi_event;
 	m->psi_event = false;
+	sys.reclaim_watch_pages = m->reclaim_watch_pages;
+	m->reclaim_watch_pages = 0;
 	if (m->info.bias)
 		m->pstate.bias_enabled = true;
 
@@ -950,6 +987,7 @@ int manager_pass(struct manager *m)
 	for (size_t i = 0; i < n && !m->exiting; i++)
 		execute(m, &acts[i], sys.now);
 	m->idle_passes = n ? 0 : m->idle_passes + 1;
+	arm_reclaim_watch(m);
 
 	manager_status(m, status, sizeof(status));
 	sd_notifyf(false, "STATUS=%s", status);
@@ -1302,6 +1340,7 @@ struct manager *manager_free(struct manager *m)
 	for (size_t i = 0; i < MANAGER_MAX_SAMPLES; i++)
 		idle_sample_cancel(m->samples[i]);
 	psi_monitor_free(m->psi);
+	reclaim_watch_free(m->reclaim_watch);
 	sd_event_source_disable_unref(m->genl_io);
 	sd_event_source_disable_unref(m->pass_timer);
 	sd_event_source_disable_unref(m->sig_hup);

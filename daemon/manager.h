@@ -51,6 +51,8 @@ struct manager {
 
 	struct psi_monitor *psi;
 	bool psi_event;
+	struct reclaim_watch *reclaim_watch;	/* armed while we have parked or held regions */
+	uint64_t reclaim_watch_pages;		/* what it saw since the last pass */
 	sd_event_source *genl_io, *pass_timer, *sig_hup, *sig_term, *sig_int;
 	struct idle_sample *samples[MANAGER_MAX_SAMPLES];
 	uint32_t sample_region[MANAGER_MAX_SAMPLES];

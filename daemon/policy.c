@@ -442,8 +442,13 @@ static uint64_t reclaim_wants_memory(struct pass *p)
 	for (size_t i = 0; i < p->n_regions && !ours; i++)
 		ours = p->regions[i].ours;
 	want = (double)refaults > (double)limit * dt || (double)steals > (double)limit * dt;
+	/* A burst between two passes far apart, seen by the reclaim watch,
+	 * counts even where the average over the whole gap does not. */
+	want = want || sys->reclaim_watch_pages;
 	if (!ours || !want)
 		return 0;
+	if (steals < sys->reclaim_watch_pages)
+		steals = sys->reclaim_watch_pages;
 	return refaults > steals ? refaults : steals;
 }
 

@@ -80,6 +80,9 @@ struct rpm_system {
 	uint64_t file_pages;		/* nr_file_pages */
 	uint64_t refault_file;		/* workingset_refault_file */
 	uint64_t pgsteal;		/* pgsteal_kswapd + pgsteal_direct */
+	/* Pages the manager's reclaim watch saw evicted faster than
+	 * ReclaimUnparkPagesPerSec= since the previous pass (0: none). */
+	uint64_t reclaim_watch_pages;
 	/* The kernel can hold a region (region-hold) and lets a hold expire after this. */
 	bool can_hold;
 	usec_t_ hold_timeout;

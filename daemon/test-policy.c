@@ -1112,6 +1112,42 @@ static void test_reclaim_unparks(void **state)
 }
 
 /*
+ * A burst the manager's reclaim watch saw between two passes a minute
+ * apart brings memory back although the minute's average is low.
+ */
+static void test_reclaim_watch_burst(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_parked(&w, 7, true, T0 - 30 * SEC);
+	w.sys.vmstat_valid = true;
+	w.sys.pgsteal = 1000;
+	decide(&w);
+	/* 60 s later, 20,000 pages stolen: 333/s on average, below 1024/s. */
+	w.sys.now += 60 * SEC;
+	w.sys.pgsteal += 20000;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+	/* The same, but the watch saw them go within 2 s. */
+	w.sys.now += 60 * SEC;
+	w.sys.pgsteal += 20000;
+	w.sys.reclaim_watch_pages = 20000;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 7));
+	/* Not ours to give: the watch changes nothing. */
+	world_init(&w);
+	set_parked(&w, 7, false, T0 - 30 * SEC);
+	w.sys.vmstat_valid = true;
+	decide(&w);
+	w.sys.now += SEC;
+	w.sys.reclaim_watch_pages = 20000;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+}
+
+/*
  * Demand that comes back a few seconds after each give-back is growth:
  * each give-back gives twice as much as the last, a quiet spell resets.
  */
@@ -1372,6 +1408,7 @@ int main(void)
 		cmocka_unit_test(test_shortfall_unparks),
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
+		cmocka_unit_test(test_reclaim_watch_burst),
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),
 		cmocka_unit_test(test_holds),

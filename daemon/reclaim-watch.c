@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "reclaim-watch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "procfs-util.h"
+
+uint64_t reclaim_rate_feed(struct reclaim_rate *r, uint64_t now_usec, uint64_t steal,
+			   uint64_t refault, uint64_t limit_per_sec)
+{
+	uint64_t d_steal, d_refault, pages;
+	double limit;
+
+	if (!r->valid || now_usec <= r->when_usec || steal < r->steal || refault < r->refault) {
+		*r = (struct reclaim_rate){ .valid = true, .when_usec = now_usec,
+					    .steal = steal, .refault = refault };
+		return 0;
+	}
+	d_steal = steal - r->steal;
+	d_refault = refault - r->refault;
+	limit = (double)limit_per_sec * (double)(now_usec - r->when_usec) / 1e6;
+	*r = (struct reclaim_rate){ .valid = true, .when_usec = now_usec,
+				    .steal = steal, .refault = refault };
+	pages = d_steal > d_refault ? d_steal : d_refault;
+	return limit_per_sec && (double)pages > limit ? pages : 0;
+}
+
+struct reclaim_watch {
+	sd_event_source *timer;
+	const char *root;
+	uint64_t period_usec, limit;
+	struct reclaim_rate rate;
+	reclaim_watch_cb cb;
+	void *userdata;
+};
+
+static uint64_t mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct reclaim_watch *w = userdata;
+	struct rpm_vmstat vm;
+	uint64_t pages;
+
+	(void)usec;
+	if (procfs_read_vmstat(w->root, &vm) == 0) {
+		pages = reclaim_rate_feed(&w->rate, mono_usec(),
+					  vm.pgsteal_kswapd + vm.pgsteal_direct,
+					  vm.workingset_refault_file, w->limit);
+		if (pages)
+			w->cb(w, pages, w->userdata);
+	}
+	/* The callback may have disarmed the watch. */
+	if (w->limit)
+		sd_event_source_set_time_relative(s, w->period_usec);
+	return 0;
+}
+
+int reclaim_watch_new(sd_event *e, const char *root, uint64_t period_usec,
+		      reclaim_watch_cb cb, void *userdata, struct reclaim_watch **ret)
+{
+	struct reclaim_watch *w;
+	int r;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->root = root;
+	w->period_usec = period_usec;
+	w->cb = cb;
+	w->userdata = userdata;
+	/* accuracy: a tenth of the period, so wake-ups can be coalesced */
+	r = sd_event_add_time_relative(e, &w->timer, CLOCK_MONOTONIC, period_usec,
+				       period_usec / 10, on_timer, w);
+	if (r < 0) {
+		free(w);
+		return r;
+	}
+	sd_event_source_set_description(w->timer, "reclaim-watch");
+	sd_event_source_set_enabled(w->timer, SD_EVENT_OFF);
+	*ret = w;
+	return 0;
+}
+
+struct reclaim_watch *reclaim_watch_free(struct reclaim_watch *w)
+{
+	if (!w)
+		return NULL;
+	sd_event_source_disable_unref(w->timer);
+	free(w);
+	return NULL;
+}
+
+void reclaim_watch_arm(struct reclaim_watch *w, bool on, uint64_t limit_per_sec)
+{
+	if (!w)
+		return;
+	if (!on || !limit_per_sec) {
+		if (w->limit)
+			sd_event_source_set_enabled(w->timer, SD_EVENT_OFF);
+		w->limit = 0;
+		w->rate.valid = false;
+		return;
+	}
+	if (!w->limit) {
+		sd_event_source_set_time_relative(w->timer, w->period_usec);
+		sd_event_source_set_enabled(w->timer, SD_EVENT_ON);
+	}
+	w->limit = limit_per_sec;
+}
+
+bool reclaim_watch_armed(const struct reclaim_watch *w)
+{
+	return w && w->limit;
+}

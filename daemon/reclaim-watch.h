@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Reclaim watch: while regions are parked, reclaim that evicts page cache
+ * is the sign they should come back, and nothing tells us it happens:
+ * kswapd reclaim need not stall anybody, so PSI stays quiet, and a
+ * converged daemon sleeps up to IdleIntervalSec=.  The watch reads
+ * <root>/proc/vmstat every period (one small read) and calls back when
+ * pgsteal_kswapd + pgsteal_direct or workingset_refault_file grew faster
+ * than the limit over the period.  The manager keeps it armed only while
+ * it has parked or held regions.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+/* The pure part: rates from two readings. */
+struct reclaim_rate {
+	bool valid;
+	uint64_t when_usec, steal, refault;
+};
+
+/*
+ * Feeds one reading; returns the pages reclaim took (steals or refaults,
+ * whichever is larger) since the previous reading when that is more than
+ * @limit_per_sec pages per second, else 0.  The first reading, a clock
+ * that did not advance and counters that went backwards only (re)start.
+ */
+uint64_t reclaim_rate_feed(struct reclaim_rate *r, uint64_t now_usec, uint64_t steal,
+			   uint64_t refault, uint64_t limit_per_sec);
+
+struct reclaim_watch;
+typedef void (*reclaim_watch_cb)(struct reclaim_watch *w, uint64_t pages, void *userdata);
+
+int reclaim_watch_new(sd_event *e, const char *root, uint64_t period_usec,
+		      reclaim_watch_cb cb, void *userdata, struct reclaim_watch **ret);
+struct reclaim_watch *reclaim_watch_free(struct reclaim_watch *w);
+/* Arm (reading from now on) or disarm; @limit_per_sec 0 disarms too. */
+void reclaim_watch_arm(struct reclaim_watch *w, bool on, uint64_t limit_per_sec);
+bool reclaim_watch_armed(const struct reclaim_watch *w);

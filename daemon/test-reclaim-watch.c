@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of the reclaim watch: the rate arithmetic, and the timer on a
+ * fixture root whose proc/vmstat the test rewrites: it calls back only
+ * while armed and only when reclaim went faster than the limit.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "log.h"
+#include "reclaim-watch.h"
+
+#define SEC 1000000ULL
+
+static char root[256];
+
+static void write_vmstat(uint64_t steal_kswapd, uint64_t steal_direct, uint64_t refault)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/proc/vmstat", root);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fprintf(f, "nr_free_pages 1000\nworkingset_refault_file %llu\n"
+		   "pgsteal_kswapd %llu\npgsteal_direct %llu\n",
+		(unsigned long long)refault, (unsigned long long)steal_kswapd,
+		(unsigned long long)steal_direct);
+	fclose(f);
+}
+
+static int setup(void **state)
+{
+	char p[512];
+
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/test-reclaim-watch.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(p, sizeof(p), "%s/proc", root);
+	mkdir(p, 0755);
+	write_vmstat(0, 0, 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_rate(void **state)
+{
+	struct reclaim_rate r = { 0 };
+
+	(void)state;
+	/* The first reading only starts. */
+	assert_int_equal(reclaim_rate_feed(&r, 10 * SEC, 1000, 0, 1024), 0);
+	/* 2 s, 2000 steals: 1000/s, below 1024/s. */
+	assert_int_equal(reclaim_rate_feed(&r, 12 * SEC, 3000, 0, 1024), 0);
+	/* 2 s, 5000 steals: above. */
+	assert_int_equal(reclaim_rate_feed(&r, 14 * SEC, 8000, 0, 1024), 5000);
+	/* Refaults count the same; the larger of the two is reported. */
+	assert_int_equal(reclaim_rate_feed(&r, 16 * SEC, 8100, 9000, 1024), 9000);
+	/* The clock did not advance: restart, no rate. */
+	assert_int_equal(reclaim_rate_feed(&r, 16 * SEC, 90000, 9000, 1024), 0);
+	/* Counters went backwards: restart. */
+	assert_int_equal(reclaim_rate_feed(&r, 18 * SEC, 10, 9000, 1024), 0);
+	assert_int_equal(reclaim_rate_feed(&r, 20 * SEC, 100000, 9000, 1024), 99990);
+	/* Limit 0: never. */
+	assert_int_equal(reclaim_rate_feed(&r, 22 * SEC, 900000, 9000, 0), 0);
+}
+
+static void on_reclaim(struct reclaim_watch *w, uint64_t pages, void *userdata)
+{
+	(void)w;
+	*(uint64_t *)userdata += pages;
+}
+
+static void test_timer(void **state)
+{
+	struct reclaim_watch *w = NULL;
+	sd_event *e = NULL;
+	uint64_t seen = 0;
+
+	(void)state;
+	assert_int_equal(sd_event_new(&e), 0);
+	assert_int_equal(reclaim_watch_new(e, root, 100000, on_reclaim, &seen, &w), 0);
+	/* Not armed: reclaim goes unseen. */
+	assert_false(reclaim_watch_armed(w));
+	write_vmstat(100000, 0, 0);
+	for (int i = 0; i < 3; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(seen, 0);
+	/* Armed, quiet: nothing. */
+	reclaim_watch_arm(w, true, 1024);
+	assert_true(reclaim_watch_armed(w));
+	for (int i = 0; i < 3; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(seen, 0);
+	/* 50,000 pages stolen within a period: far above 1024/s. */
+	write_vmstat(140000, 10000, 0);
+	for (int i = 0; i < 4 && !seen; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(seen, 50000);
+	/* Disarmed again: nothing more. */
+	reclaim_watch_arm(w, false, 1024);
+	assert_false(reclaim_watch_armed(w));
+	write_vmstat(1000000, 10000, 0);
+	for (int i = 0; i < 3; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(seen, 50000);
+	/* A root without vmstat: no call, no crash. */
+	reclaim_watch_free(w);
+	w = NULL;
+	assert_int_equal(reclaim_watch_new(e, "/nonexistent", 100000, on_reclaim, &seen, &w), 0);
+	reclaim_watch_arm(w, true, 1024);
+	for (int i = 0; i < 3; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(seen, 50000);
+	reclaim_watch_free(w);
+	sd_event_unref(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rate),
+		cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
+	};
+
+	rpm_log_max_level = LOG_WARNING;	/* keep the TAP output clean */
+	return cmocka_run_group_tests_name("reclaim-watch", tests, NULL, NULL);
+}
