@@ -757,6 +757,38 @@ static void park_spare(struct pass *p)
 	}
 }
 
+/* Held by us, or a hold for it asked for earlier in this pass. */
+static bool held_now(const struct pass *p, const struct rpm_region *r)
+{
+	if (held_by_us(r))
+		return true;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->out[i].kind == RPM_ACT_HOLD && p->out[i].region == r->id)
+			return true;
+	return false;
+}
+
+/*
+ * Emptying r and parking it takes from MemAvailable its free pages (unless
+ * held: gone already) plus the pages that move into the keep set, and from
+ * its (node, zone) the same: moved pages stay in their zone as far as the
+ * allocator can help it.
+ */
+static uint64_t park_cost(const struct pass *p, const struct rpm_region *r,
+			  const struct plan *pl)
+{
+	return pl->migrate + (held_now(p, r) ? 0 : r->free_pages);
+}
+
+static bool parkable_once_empty(struct pass *p, const struct rpm_region *r,
+				const struct plan *pl)
+{
+	uint64_t cost = park_cost(p, r, pl);
+
+	return p->avail >= cost && p->avail - cost >= p->park_limit &&
+	       zone_can_give(p, r, cost);
+}
+
 /*
  * Hold every target we may: its free pages leave the allocator, so that
  * migrations out of other targets and new allocations land in the keep
@@ -766,6 +798,7 @@ static void park_spare(struct pass *p)
 static void hold_targets(struct pass *p)
 {
 	usec_t_ renew = p->sys->hold_timeout / 3;
+	struct plan pl;
 
 	for (size_t k = p->n_regions; k-- > 0;) {
 		struct rpm_region *r = &p->regions[k];
@@ -786,9 +819,9 @@ static void hold_targets(struct pass *p)
 		}
 		if (r->state != RPM_REGION_ACTIVE || p->sys->now < r->backoff_until)
 			continue;
-		if (p->avail < r->free_pages || p->avail - r->free_pages < p->park_limit)
-			continue;
-		if (!zone_can_give(p, r, r->free_pages))
+		/* Hold only what vacate() will empty: what can be parked then. */
+		classify(p, r, &pl);
+		if (pl.klass != K_MOVABLE || pl.need_scan || !parkable_once_empty(p, r, &pl))
 			continue;
 		if (!emit(p, RPM_ACT_HOLD, r->id, 0, 0, "to be emptied: no allocations"))
 			return;
@@ -863,7 +896,7 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 	if (b->budget > cap || !b->budget)
 		b->budget = cap;
 	/* Parking takes the free pages (already gone if held), moves take free pages elsewhere. */
-	avail_cost = pl->migrate + (held_by_us(r) ? 0 : r->free_pages);
+	avail_cost = park_cost(p, r, pl);
 	while (p->n < p->max_actions) {
 		uint64_t tokens = st->budget_tokens > 0 ? (uint64_t)st->budget_tokens : 0;
 		uint64_t budget = b->budget < tokens ? b->budget : tokens;
@@ -873,11 +906,9 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 		if (budget < RPM_POLICY_MIN_CHUNK && budget < left)
 			return false;
 		park = p->cfg->park && left + left / 8 + 64 <= budget &&
-		       p->avail >= avail_cost && p->avail - avail_cost >= p->park_limit &&
-		       (held_by_us(r) || zone_can_give(p, r, r->free_pages));
+		       parkable_once_empty(p, r, pl);
 		if (park) {
-			if (!held_by_us(r))
-				zone_take(p, r, r->free_pages);
+			zone_take(p, r, avail_cost);
 			p->out[p->n++] = (struct rpm_action) {
 				.kind = RPM_ACT_PARK, .region = r->id, .mode = pl->mode,
 				.budget = budget, .compact_first = true,
@@ -920,6 +951,15 @@ static void vacate(struct pass *p)
 			continue;
 		/* The pages that move must fit outside the region, above the headroom. */
 		if (pl->migrate > p->absorb)
+			continue;
+		/*
+		 * Empty only what can be parked once empty.  A region emptied
+		 * and then refused its park (the zone's floor, the headroom)
+		 * stays open: the next target's pages land in it, and the
+		 * daemon moved whole regions back and forth (fragment at
+		 * 8 GiB: two regions traded 5,120 pages a second).
+		 */
+		if (p->cfg->park && !parkable_once_empty(p, r, pl))
 			continue;
 		broke = !compact(p, r, pl);
 	}

@@ -656,6 +656,10 @@ static void test_skips_what_memory_cannot_absorb(void **state)
 	w.reclaimable = 3 * RP;
 	w.mem_explicit = true;
 	w.sys.mem_free_pages = 3 * RP;
+	/* Too close to the headroom to park anything: Park=no, so what is
+	 * tested is only whether the moves fit (with parking on, nothing is
+	 * emptied that could not be parked). */
+	w.cfg.park = false;
 	/* 12000 pages above the headroom: 5 fits, then 6 does not. */
 	w.sys.mem_available_pages = headroom + 8000;
 	decide(&w);
@@ -791,7 +795,7 @@ static void test_token_bucket(void **state)
 
 	(void)state;
 	world_init(&w);
-	set_used(&w, 7, 20000, 0);
+	set_used(&w, 7, 18000, 0);
 	w.cfg.budget_pages_per_sec = 1000;
 	/* First pass: one second's worth. */
 	decide(&w);
@@ -810,14 +814,14 @@ static void test_token_bucket(void **state)
 
 	/* After an hour the bucket holds at most BURST seconds... */
 	world_init(&w);
-	set_used(&w, 7, 20000, 0);
+	set_used(&w, 7, 18000, 0);
 	w.cfg.budget_pages_per_sec = 1000;
 	w.cfg.budget_pages_per_region = 100000;
 	decide(&w);
 	assert_int_equal(work(&w)->budget, 1000);
 	policy_note_compact(&w.st, &w.r[7], w.sys.now, 1000, 0, 0, 0);
 	w.sys.now += 3600 * SEC;
-	set_used(&w, 7, 19000, 0);	/* fresh detail */
+	set_used(&w, 7, 18000, 0);	/* fresh detail */
 	decide(&w);
 	assert_int_equal(work(&w)->budget,
 			 1000 * RPM_POLICY_BURST_SEC);
@@ -835,7 +839,7 @@ static void test_refund_and_adaptation(void **state)
 
 	(void)state;
 	world_init(&w);
-	set_used(&w, 7, 20000, 0);
+	set_used(&w, 7, 18000, 0);
 	w.cfg.budget_pages_per_sec = 8192;
 	w.cfg.budget_pages_per_region = 8192;
 	decide(&w);
@@ -882,7 +886,7 @@ static void test_obstacle_backs_off(void **state)
 
 	(void)state;
 	world_init(&w);
-	set_used(&w, 7, 20000, 0);
+	set_used(&w, 7, 18000, 0);
 	base = (usec_t_)w.cfg.pingpong_backoff_sec * SEC;
 	decide(&w);
 	assert_non_null(work(&w));
@@ -909,7 +913,7 @@ static void test_psi_rising_slows_down(void **state)
 
 	(void)state;
 	world_init(&w);
-	set_used(&w, 7, 20000, 0);
+	set_used(&w, 7, 18000, 0);
 	w.cfg.budget_pages_per_sec = 1000;
 	w.sys.psi_some_avg10 = w.cfg.psi_some_avg10_max / 2 + 1;
 	decide(&w);
@@ -1332,6 +1336,7 @@ static void test_one_target_at_a_time(void **state)
 	w.cfg.budget_pages_per_region = 8192;
 	w.st.last_pass = T0 - 10 * SEC;	/* a full bucket */
 	w.reclaimable = 3 * RP;		/* room for both */
+	w.cfg.headroom_percent = 4;	/* and a zone floor that leaves room for both */
 	decide(&w);
 	/* 7 (cheaper): 8192, then the park takes the last 3808 + margin. */
 	{
@@ -1375,6 +1380,21 @@ static void test_zone_floor(void **state)
 	assert_true(has(&w, RPM_ACT_PARK, 2) && has(&w, RPM_ACT_PARK, 3));
 	assert_int_equal(count_parks(&w), 4);
 	assert_false(has(&w, RPM_ACT_PARK, 5));
+
+	/*
+	 * A target whose park the zone's floor would refuse once it is empty
+	 * is not emptied: an emptied region left open fills again.
+	 */
+	world_init(&w);
+	for (uint32_t i = 0; i < NR; i++)
+		snprintf(w.r[i].zones, sizeof(w.r[i].zones), "%s", i < 4 ? "DMA32" : "Movable");
+	set_used(&w, 4, RP, 0);
+	set_used(&w, 5, 20000, 0);	/* Movable: 4 full, 5 part, 6-7 empty */
+	w.reclaimable = 4 * RP;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_PARK, 6) && has(&w, RPM_ACT_PARK, 7));
+	assert_false(works(&w, 5));
+	assert_false(has(&w, RPM_ACT_HOLD, 5));
 
 	/* All in one zone: nothing holds the last spare back but the headroom. */
 	world_init(&w);
