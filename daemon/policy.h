@@ -159,6 +159,9 @@ struct rpm_policy_state {
 	usec_t_ cache_peak_when;
 	uint64_t cache_evicted;		/* net of what came back since */
 	uint64_t cache_last;		/* nr_file_pages at the previous pass */
+	/* The page cache grows: no parking until grow_until (cache_growing()). */
+	uint64_t grow_base;
+	usec_t_ grow_base_when, grow_until;
 	/* The last plan, for status and metrics. */
 	struct rpm_plan_summary {
 		unsigned keep, targets, pinned, spare, parked;

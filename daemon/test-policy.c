@@ -1116,6 +1116,66 @@ static void test_reclaim_unparks(void **state)
 }
 
 /*
+ * While the page cache grows (a fill, a copy), free memory is becoming
+ * cache: nothing is parked, emptied or held until it has stopped growing
+ * for PressureBackoffSec=.
+ */
+static void test_cache_growth_defers_parking(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_used(&w, 7, 18000, 0);
+	w.sys.vmstat_valid = true;
+	w.sys.file_pages = 1000;
+	decide(&w);			/* first reading: no growth known yet */
+	assert_true(count_parks(&w) > 0);
+	/* A region's worth in 2 s: growing. */
+	world_init(&w);
+	set_used(&w, 7, 18000, 0);
+	w.sys.vmstat_valid = true;
+	w.sys.file_pages = 1000;
+	w.st.grow_base_when = T0 - 2 * SEC;
+	w.st.grow_base = 1000;
+	w.sys.file_pages += RP / 2;
+	decide(&w);
+	assert_int_equal(count_parks(&w), 0);
+	assert_int_equal(count_work(&w), 0);
+	assert_false(w.st.plan.converged);
+	/* It stops growing: still nothing until the back-off has passed ... */
+	w.sys.now += 10 * SEC;
+	decide(&w);
+	assert_int_equal(count_parks(&w), 0);
+	/* ... then the spares go and region 7 is emptied. */
+	w.sys.now += w.cfg.pressure_backoff_sec * SEC;
+	decide(&w);
+	assert_true(count_parks(&w) > 0);
+	assert_true(works(&w, 7));
+	/* Slow growth (an eighth of a region per 10 s) does not count. */
+	world_init(&w);
+	w.sys.vmstat_valid = true;
+	w.sys.file_pages = 1000;
+	for (int i = 0; i < 5; i++) {
+		decide(&w);
+		w.sys.now += 11 * SEC;
+		w.sys.file_pages += RP / 8;
+	}
+	assert_true(count_parks(&w) > 0);
+	/* A region we hold is given back when growth starts. */
+	world_init(&w);
+	w.r[6].state = RPM_REGION_HELD;
+	w.r[6].ours = true;
+	w.sys.vmstat_valid = true;
+	w.st.grow_base_when = T0 - SEC;
+	w.st.grow_base = 0;
+	w.sys.file_pages = RP;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 6));
+	assert_int_equal(count_parks(&w), 0);
+}
+
+/*
  * A burst the manager's reclaim watch saw between two passes a minute
  * apart brings memory back although the minute's average is low.
  */
@@ -1429,6 +1489,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
 		cmocka_unit_test(test_reclaim_watch_burst),
+		cmocka_unit_test(test_cache_growth_defers_parking),
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),
 		cmocka_unit_test(test_holds),
