@@ -224,15 +224,20 @@ static void count_zones(struct pass *p)
 
 /*
  * Taking @pages free pages of r's zone away (park or hold) leaves that zone
- * at least half the headroom's share of it free.  The kernel's watermarks
- * are per zone: with the global MemAvailable fine, a zone left without
- * free pages (ZONE_MOVABLE with movablecore=, a small NUMA node) wakes
- * kswapd, whose shrinker then gives parked regions back.
+ * at least RPM_POLICY_ZONE_FLOOR_PERMILLE of it free.  The kernel's
+ * watermarks are per zone: with the global MemAvailable fine, a zone left
+ * without free pages (ZONE_MOVABLE with movablecore=, a small NUMA node)
+ * wakes kswapd for every allocation there.  The floor was half the
+ * headroom's share (5 % of the zone), which, once the pages a target moves
+ * were counted against its zone too, kept a region of a half-full
+ * ZONE_MOVABLE from ever being emptied (daemon-movable: 6 of 8); 1.5 % is
+ * still several times a zone's high watermark (0.1 % of the zone plus
+ * min_free_kbytes' share), and kswapd keeps the zone above that itself.
  */
 static bool zone_can_give(struct pass *p, const struct rpm_region *r, uint64_t pages)
 {
 	struct zone_acct *z = &p->zones[zone_slot(r)];
-	uint64_t floor = pct_of(z->total, p->cfg->headroom_percent / 2);
+	uint64_t floor = z->total * RPM_POLICY_ZONE_FLOOR_PERMILLE / 1000;
 
 	return z->free >= pages && z->free - pages >= floor;
 }
