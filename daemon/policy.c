@@ -227,19 +227,24 @@ static void count_zones(struct pass *p)
  * at least RPM_POLICY_ZONE_FLOOR_PERMILLE of it free.  The kernel's
  * watermarks are per zone: with the global MemAvailable fine, a zone left
  * without free pages (ZONE_MOVABLE with movablecore=, a small NUMA node)
- * wakes kswapd for every allocation there.  The floor was half the
- * headroom's share (5 % of the zone), which, once the pages a target moves
- * were counted against its zone too, kept a region of a half-full
- * ZONE_MOVABLE from ever being emptied (daemon-movable: 6 of 8); 1.5 % is
- * still several times a zone's high watermark (0.1 % of the zone plus
- * min_free_kbytes' share), and kswapd keeps the zone above that itself.
+ * would wake kswapd for every allocation there.  The floor is about a
+ * zone's low watermark (min_free_kbytes' share plus 0.1 % of the zone):
+ * the kernel keeps zones there itself, and migration spills into lower
+ * zones below it.  Half the headroom's share (5 % of the zone), the floor
+ * before, kept a region of a full ZONE_MOVABLE from ever being emptied
+ * (daemon-movable: 6 of 8), and refused the park of regions already
+ * emptied in ZONE_NORMAL (fragment at 8 GiB: they filled again).
  */
+static uint64_t zone_floor(const struct zone_acct *z)
+{
+	return z->total * RPM_POLICY_ZONE_FLOOR_PERMILLE / 1000;
+}
+
 static bool zone_can_give(struct pass *p, const struct rpm_region *r, uint64_t pages)
 {
 	struct zone_acct *z = &p->zones[zone_slot(r)];
-	uint64_t floor = z->total * RPM_POLICY_ZONE_FLOOR_PERMILLE / 1000;
 
-	return z->free >= pages && z->free - pages >= floor;
+	return z->free >= pages && z->free - pages >= zone_floor(z);
 }
 
 static void zone_take(struct pass *p, const struct rpm_region *r, uint64_t pages)
@@ -829,13 +834,32 @@ static uint64_t park_cost(const struct pass *p, const struct rpm_region *r,
 	return pl->migrate + (held_now(p, r) ? 0 : r->free_pages);
 }
 
+/*
+ * What emptying and parking r takes from its own (node, zone): its free
+ * pages (unless held) and the moved pages that the zone has room for above
+ * its floor.  Migration targets come from the target's own zone first and
+ * from the node's lower zones once it runs short (a full ZONE_MOVABLE
+ * spills into DMA32), so a zone that cannot take the moved pages still
+ * lets the region go; MemAvailable, checked as a whole, pays for them.
+ */
+static uint64_t zone_cost(struct pass *p, const struct rpm_region *r,
+			  const struct plan *pl)
+{
+	struct zone_acct *z = &p->zones[zone_slot(r)];
+	uint64_t own = held_now(p, r) ? 0 : r->free_pages;
+	uint64_t floor = zone_floor(z), room;
+
+	room = z->free > own + floor ? z->free - own - floor : 0;
+	return own + (pl->migrate < room ? pl->migrate : room);
+}
+
 static bool parkable_once_empty(struct pass *p, const struct rpm_region *r,
 				const struct plan *pl)
 {
 	uint64_t cost = park_cost(p, r, pl);
 
 	return p->avail >= cost && p->avail - cost >= p->park_limit &&
-	       zone_can_give(p, r, cost);
+	       zone_can_give(p, r, zone_cost(p, r, pl));
 }
 
 /*
@@ -957,7 +981,7 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 		park = p->cfg->park && left + left / 8 + 64 <= budget &&
 		       parkable_once_empty(p, r, pl);
 		if (park) {
-			zone_take(p, r, avail_cost);
+			zone_take(p, r, zone_cost(p, r, pl));
 			p->out[p->n++] = (struct rpm_action) {
 				.kind = RPM_ACT_PARK, .region = r->id, .mode = pl->mode,
 				.budget = budget, .compact_first = true,

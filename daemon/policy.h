@@ -131,7 +131,7 @@ struct rpm_action {
 #define RPM_POLICY_DETAIL_MAX_AGE_SEC	60	/* rescan a region's detail after this */
 #define RPM_POLICY_MAX_BACKOFF_SHIFT	10	/* ping-pong back-off doubles at most 10 times */
 #define RPM_POLICY_SHORT_POLL_MSEC	200	/* pass interval while memory is short */
-#define RPM_POLICY_ZONE_FLOOR_PERMILLE	15	/* parks and holds leave each zone this much free */
+#define RPM_POLICY_ZONE_FLOOR_PERMILLE	2	/* parks and holds leave each zone this much free */
 #define RPM_POLICY_GROWTH_WINDOW_SEC	10	/* give-backs this close together: demand grows */
 #define RPM_POLICY_GROWTH_MAX_SHIFT	4	/* each one gives back twice the last, up to 16x */
 

@@ -1456,6 +1456,21 @@ static void test_zone_floor(void **state)
 	assert_false(works(&w, 5));
 	assert_false(has(&w, RPM_ACT_HOLD, 5));
 
+	/*
+	 * Moved pages the zone has no room for spill into the node's lower
+	 * zones (a full ZONE_MOVABLE into DMA32): the target still goes.
+	 */
+	world_init(&w);
+	for (uint32_t i = 0; i < NR; i++)
+		snprintf(w.r[i].zones, sizeof(w.r[i].zones), "%s", i < 4 ? "DMA32" : "Movable");
+	set_used(&w, 4, RP, 0);
+	set_used(&w, 5, RP - 1000, 0);
+	set_used(&w, 6, 20000, 0);	/* Movable: 1,000 + 12,768 free besides 7 */
+	w.reclaimable = 4 * RP;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_PARK, 7));
+	assert_true(works(&w, 6));
+
 	/* All in one zone: nothing holds the last spare back but the headroom. */
 	world_init(&w);
 	set_used(&w, 4, RP, 0);
