@@ -1130,7 +1130,18 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 
 	if (pressure || p.avail < p.headroom) {
 		st->paused_until = sys->now + sec_to_usec(cfg->pressure_backoff_sec);
-		unpark(&p, growth_ramp(&p, p.avail < p.headroom ? p.headroom - p.avail : 0), psi,
+		uint64_t need = growth_ramp(&p, p.avail < p.headroom ? p.headroom - p.avail : 0);
+
+		/*
+		 * Without a kernel that gives parked memory back, an allocation
+		 * burst that outruns our passes ends in the OOM killer (the
+		 * stock backend's pressure test did, with a region a pass):
+		 * everything comes back at once, and is parked again after
+		 * PressureBackoffSec= if the pressure is gone.
+		 */
+		if (sys->no_kernel_release)
+			need = UINT64_MAX;
+		unpark(&p, need, psi,
 		       p.avail < p.headroom ? "memory below headroom" : "memory pressure");
 		/* Look again soon only while there is something to give back. */
 		st->plan.short_of_memory = p.n > 0;

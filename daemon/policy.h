@@ -83,6 +83,9 @@ struct rpm_system {
 	/* Pages the manager's reclaim watch saw evicted faster than
 	 * ReclaimUnparkPagesPerSec= since the previous pass (0: none). */
 	uint64_t reclaim_watch_pages;
+	/* Nothing gives parked memory back but us (the stock backend: no
+	 * shrinker, no OOM notifier): pressure gives back everything. */
+	bool no_kernel_release;
 	/* The kernel can hold a region (region-hold) and lets a hold expire after this. */
 	bool can_hold;
 	usec_t_ hold_timeout;

@@ -438,6 +438,21 @@ static void test_unparks_on_pressure(void **state)
 	assert_int_equal(w.out[0].region, 5);
 	/* It is not vacated again right away. */
 	assert_true(w.r[5].backoff_until > w.sys.now);
+	/* Without a kernel that gives memory back (stock backend): all of it. */
+	{
+		struct world s;
+
+		world_init(&s);
+		set_parked(&s, 4, true, T0 - 30 * SEC);
+		set_parked(&s, 5, true, T0 - 10 * SEC);
+		set_parked(&s, 6, true, T0 - 20 * SEC);
+		s.sys.mem_available_pages = 4 * RP;
+		explicit_mem(&s);
+		s.sys.psi_some_avg10 = s.cfg.psi_some_avg10_max + 1;
+		s.sys.no_kernel_release = true;
+		decide(&s);
+		assert_int_equal(count(&s, RPM_ACT_UNPARK), 3);
+	}
 	/* The next pass comes soon, in case the pressure outruns this one. */
 	assert_true(w.st.plan.short_of_memory);
 	/* ... and stops coming soon once the pressure is gone. */
