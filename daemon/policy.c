@@ -824,9 +824,8 @@ static bool held_now(const struct pass *p, const struct rpm_region *r)
 
 /*
  * Emptying r and parking it takes from MemAvailable its free pages (unless
- * held: gone already) plus the pages that move into the keep set, and from
- * its (node, zone) the same: moved pages stay in their zone as far as the
- * allocator can help it.
+ * held: gone already) plus the pages that move into the keep set (what it
+ * takes from its zone is zone_cost()).
  */
 static uint64_t park_cost(const struct pass *p, const struct rpm_region *r,
 			  const struct plan *pl)
