@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -369,11 +370,25 @@ static int offline_block(struct backend_stock *s, uint32_t id)
 	pid_t pid;
 	int status;
 
+	pid_t parent = getpid();
+
 	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		int r = memblock_write_state(s->root, id, "offline");
+		int r;
+
+		/*
+		 * A daemon killed with SIGKILL cannot kill us: die with it (and
+		 * in any case after twice the timeout), or the orphaned offline
+		 * keeps the hotplug lock and the next regionpmd's --restore
+		 * waits for it (seen in daemon-stock under load).
+		 */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(ECHILD);
+		alarm(2 * STOCK_OFFLINE_TIMEOUT_MS / 1000);
+		r = memblock_write_state(s->root, id, "offline");
 
 		_exit(r < 0 ? -r : 0);
 	}
