@@ -1668,7 +1668,7 @@ static bool check_stock(char *detail, size_t len)
 
 static int cmd_check(void)
 {
-	static const char *const params[] = { "enable", "region_size", "bias", "frontier",
+	static const char *const params[] = { "enable", "track", "region_size", "bias", "frontier",
 					      "bias_headroom_pct", "event_interval_ms" };
 	struct check_state c = { 0 };
 	struct family_probe f = { 0 };

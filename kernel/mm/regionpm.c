@@ -9,6 +9,11 @@
  * (i + 1) << shift).  Regions are at least MAX_ORDER_NR_PAGES large, so a
  * buddy block never straddles two of them and the hooks touch exactly one
  * counter.
+ *
+ * Counting costs the allocator a little on every free-list change, so it
+ * only starts when someone asks for it: the first request to the netlink
+ * family, regionpm.track=1 (boot or sysfs), or the bias.  Until then the
+ * hooks are patched-out jumps.
  */
 #define pr_fmt(fmt) "regionpm: " fmt
 
@@ -40,6 +45,19 @@ struct regionpm_state regionpm = {
 /* Zones whose free pages are counted: set under zone->lock at snapshot. */
 static DECLARE_BITMAP(tracked_zones, MAX_NUMNODES * MAX_NR_ZONES);
 
+/* Serialises starting to count and giving regions their zone slots. */
+static DEFINE_MUTEX(track_mutex);
+
+/*
+ * Free pageblocks: bit n is set while pageblock n (pfn >> pageblock_order)
+ * lies in a free buddy block on an UNMOVABLE, MOVABLE or RECLAIMABLE free
+ * list, i.e. one a claim for unmovable memory may take whole.  Updated
+ * only for blocks of at least pageblock_order, so never on the order-0
+ * paths; set_bit() because zones share words.
+ */
+static unsigned long *free_blocks;
+static unsigned long nr_blocks;
+
 static inline bool zone_tracked(struct zone *zone)
 {
 	return test_bit(zone_to_nid(zone) * MAX_NR_ZONES + zone_idx(zone),
@@ -63,6 +81,34 @@ static bool enable = true;
 module_param(enable, bool, 0444);
 MODULE_PARM_DESC(enable, "Track regions at all (boot only)");
 
+/* regionpm.track=1: count free pages per region from boot on. */
+static bool track;
+static bool initialised;
+
+static int track_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret)
+		return ret;
+	/* Before init (boot parameter) regionpm_init() applies it. */
+	if (!smp_load_acquire(&initialised)) {
+		track = on;
+		return 0;
+	}
+	if (!on)
+		return static_key_enabled(&regionpm_track_key) ? -EBUSY : 0;
+	return regionpm_track_start("sysfs");
+}
+
+static const struct kernel_param_ops track_ops = {
+	.set = track_set,
+	.get = param_get_bool,
+};
+module_param_cb(track, &track_ops, &track, 0644);
+MODULE_PARM_DESC(track, "Count free pages per region (on by the first netlink request; cannot be turned off)");
+
 /* Minimum time between two batches of first-allocation events. */
 static unsigned int event_interval_ms = 100;
 module_param(event_interval_ms, uint, 0644);
@@ -76,7 +122,6 @@ MODULE_PARM_DESC(event_interval_ms, "Coalescing interval of first-allocation eve
  * stay in front.
  */
 static bool bias;
-static bool initialised;
 static int frontier_param = -1;
 module_param_named(frontier, frontier_param, int, 0644);
 MODULE_PARM_DESC(frontier, "Allocation frontier region (-1: automatic)");
@@ -95,10 +140,18 @@ static int bias_set(const char *val, const struct kernel_param *kp)
 
 	if (ret)
 		return ret;
-	bias = on;
 	/* Before init (boot parameter) regionpm_init() applies it. */
-	if (!smp_load_acquire(&initialised))
+	if (!smp_load_acquire(&initialised)) {
+		bias = on;
 		return 0;
+	}
+	/* The frontier is computed from the counts. */
+	if (on) {
+		ret = regionpm_track_start("bias");
+		if (ret)
+			return ret;
+	}
+	bias = on;
 	if (on) {
 		frontier_workfn(NULL);
 		static_branch_enable(&regionpm_bias_key);
@@ -116,9 +169,15 @@ static const struct kernel_param_ops bias_ops = {
 module_param_cb(bias, &bias_ops, &bias, 0644);
 MODULE_PARM_DESC(bias, "Allocation bias towards low regions");
 
+/* The frontier of the node @pfn belongs to; pfn_to_nid() reads its page. */
+static inline unsigned long frontier_of(unsigned long pfn)
+{
+	return READ_ONCE(regionpm.frontier_pfn[pfn_to_nid(pfn)]);
+}
+
 bool __regionpm_bias_pfn(unsigned long pfn)
 {
-	return (pfn >> regionpm.shift) >= READ_ONCE(regionpm.frontier);
+	return pfn >= frontier_of(pfn);
 }
 
 /*
@@ -140,7 +199,7 @@ static unsigned long events_armed;
 
 static bool region_all_free(struct regionpm_region *r)
 {
-	return atomic_long_read(&r->free) >= atomic_long_read(&r->managed);
+	return regionpm_region_free(r) >= atomic_long_read(&r->managed);
 }
 
 static void event_workfn(struct work_struct *work)
@@ -182,6 +241,41 @@ static void note_first_alloc(unsigned long id)
 }
 
 /*
+ * Add @n free pages of @zone to @r: the zone's slot is written only under
+ * the zone's lock, which the hooks hold.  Returns false if @zone is not
+ * counted (yet).
+ */
+static inline bool count_free(struct regionpm_region *r, struct zone *zone, long n)
+{
+	int i;
+
+	for (i = 0; i < REGIONPM_ZONE_SLOTS; i++) {
+		if (READ_ONCE(r->zone[i]) == zone) {
+			WRITE_ONCE(r->zone_free[i], r->zone_free[i] + n);
+			return true;
+		}
+	}
+	if (!zone_tracked(zone))
+		return false;
+	atomic_long_add(n, &r->free_other);
+	return true;
+}
+
+/* A free block of at least a pageblock enters or leaves a claimable list. */
+static inline void note_free_blocks(unsigned long pfn, unsigned int order, bool free)
+{
+	unsigned long pb = pfn >> pageblock_order;
+	unsigned long n = 1UL << (order - pageblock_order);
+
+	for (; n && pb < nr_blocks; n--, pb++) {
+		if (free)
+			set_bit(pb, free_blocks);
+		else
+			clear_bit(pb, free_blocks);
+	}
+}
+
+/*
  * Only unmovable and reclaimable blocks above the frontier go to the tail:
  * those are what pins a region.  Movable memory (page cache, anon) is left
  * to spread as usual -- the daemon moves or drops it -- because crowding it
@@ -193,10 +287,10 @@ bool __regionpm_buddy_add(struct page *page, struct zone *zone,
 	unsigned long pfn = page_to_pfn(page);
 	struct regionpm_region *r = regionpm_region(pfn);
 
-	if (r && zone_tracked(zone)) {
-		long free = atomic_long_add_return(1UL << order, &r->free);
-
-		if (unlikely(free >= atomic_long_read(&r->managed)) &&
+	if (r && count_free(r, zone, 1L << order)) {
+		if (order >= pageblock_order && migratetype < MIGRATE_PCPTYPES)
+			note_free_blocks(pfn, order, true);
+		if (unlikely(region_all_free(r)) &&
 		    !test_bit(regionpm_id(r), region_empty))
 			set_bit(regionpm_id(r), region_empty);
 	}
@@ -206,16 +300,86 @@ bool __regionpm_buddy_add(struct page *page, struct zone *zone,
 void __regionpm_buddy_del(struct page *page, struct zone *zone,
 			  unsigned int order)
 {
-	struct regionpm_region *r = regionpm_region(page_to_pfn(page));
+	unsigned long pfn = page_to_pfn(page);
+	struct regionpm_region *r = regionpm_region(pfn);
 	unsigned long id;
 
-	if (!r || !zone_tracked(zone))
+	if (!r || !count_free(r, zone, -(1L << order)))
 		return;
-	atomic_long_sub(1L << order, &r->free);
+	if (order >= pageblock_order)
+		note_free_blocks(pfn, order, false);
 	id = regionpm_id(r);
 	if (unlikely(test_bit(id, region_empty)) && test_and_clear_bit(id, region_empty) &&
 	    READ_ONCE(r->state) == REGIONPM_REGION_STATE_ACTIVE)
 		note_first_alloc(id);
+}
+
+/* A free block moves to another free list: is it still claimable whole? */
+void __regionpm_buddy_move(struct page *page, struct zone *zone,
+			   unsigned int order, int migratetype)
+{
+	if (order >= pageblock_order && zone_tracked(zone))
+		note_free_blocks(page_to_pfn(page), order,
+				 migratetype < MIGRATE_PCPTYPES);
+}
+
+/*
+ * A claim for unmovable or reclaimable memory with the bias on: the lowest
+ * free pageblock of @zone below its node's frontier, as the head of its
+ * buddy block (order in @order), or NULL.  Claiming it whole keeps the new
+ * unmovable pageblock as low as the zone allows, where the fallback's
+ * "largest block first" would take one anywhere.  Under zone->lock, which
+ * keeps the bits of this zone and the buddy blocks stable.
+ */
+struct page *__regionpm_lowest_free_block(struct zone *zone, int *order)
+{
+	unsigned long start = zone->zone_start_pfn, pfn, pb, last;
+	unsigned long end = min(zone_end_pfn(zone),
+				READ_ONCE(regionpm.frontier_pfn[zone_to_nid(zone)]));
+	unsigned int o;
+
+	if (!zone_tracked(zone) || end <= start)
+		return NULL;
+	last = min(DIV_ROUND_UP(end, pageblock_nr_pages), nr_blocks);
+	for (pb = find_next_bit(free_blocks, last, start >> pageblock_order); pb < last;
+	     pb = find_next_bit(free_blocks, last, pb + 1)) {
+		pfn = pb << pageblock_order;
+		for (o = pageblock_order; o <= MAX_PAGE_ORDER; o++) {
+			unsigned long head = ALIGN_DOWN(pfn, 1UL << o);
+			struct page *page = pfn_to_online_page(head);
+
+			if (!page || head < start || page_zone(page) != zone)
+				break;
+			if (PageBuddy(page) && buddy_order(page) == o) {
+				int mt = get_pageblock_migratetype(page);
+
+				/* The bit may be stale for another zone's word. */
+				if (mt >= MIGRATE_PCPTYPES)
+					break;
+				*order = o;
+				return page;
+			}
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A single-page steal with the bias on: the first block of @list (at most
+ * a few looked at) that lies below its node's frontier, or NULL.
+ */
+struct page *__regionpm_low_block(struct list_head *list)
+{
+	struct page *page;
+	int seen = 0;
+
+	list_for_each_entry(page, list, buddy_list) {
+		if (!__regionpm_bias_pfn(page_to_pfn(page)))
+			return page;
+		if (++seen >= 16)
+			break;
+	}
+	return NULL;
 }
 
 /*
@@ -246,30 +410,53 @@ void regionpm_managed_changed(struct page *page, long count)
 	}
 }
 
+/*
+ * The frontier of each node: its lowest regions that hold everything in
+ * use on the node except page cache, plus bias_headroom_pct of the node's
+ * memory, stay in front.  Per node, because "low" means low within a node:
+ * with one global pfn every zone of a second node would be behind it.
+ */
 static void frontier_workfn(struct work_struct *work)
 {
-	unsigned long used = 0, total = 0, sum = 0, id;
 	int want = READ_ONCE(frontier_param);
+	unsigned long id;
+	int nid;
 
-	if (want < 0) {
+	for_each_node(nid) {
+		unsigned long used = 0, total = 0, sum = 0, pfn = ULONG_MAX;
+
+		if (want >= 0) {
+			pfn = min_t(unsigned long, want, regionpm.nr) << regionpm.shift;
+			WRITE_ONCE(regionpm.frontier_pfn[nid], pfn);
+			continue;
+		}
 		for (id = 0; id < regionpm.nr; id++) {
-			long m = atomic_long_read(&regionpm.regions[id].managed);
+			struct regionpm_region *r = &regionpm.regions[id];
+			long m = atomic_long_read(&r->managed);
 
+			if (r->nid != nid || !m)
+				continue;
 			total += m;
-			used += max(0L, m - atomic_long_read(&regionpm.regions[id].free));
+			used += max(0L, m - regionpm_region_free(r));
 		}
 		/*
 		 * Page cache fills whatever is free; counting it would push
 		 * the frontier to the top.  Keep in front what cannot simply
 		 * be dropped, plus headroom.
 		 */
-		used -= min(used, global_node_page_state(NR_FILE_PAGES));
+		used -= min(used, node_page_state(NODE_DATA(nid), NR_FILE_PAGES));
 		used += total / 100 * READ_ONCE(bias_headroom_pct);
-		for (id = 0; id < regionpm.nr && sum < used; id++)
-			sum += atomic_long_read(&regionpm.regions[id].managed);
-		want = id;
+		for (id = 0; id < regionpm.nr && pfn == ULONG_MAX; id++) {
+			struct regionpm_region *r = &regionpm.regions[id];
+
+			if (r->nid != nid)
+				continue;
+			sum += atomic_long_read(&r->managed);
+			if (sum >= used)
+				pfn = regionpm_start_pfn(id + 1);
+		}
+		WRITE_ONCE(regionpm.frontier_pfn[nid], pfn);
 	}
-	WRITE_ONCE(regionpm.frontier, want);
 	if (READ_ONCE(bias))
 		queue_delayed_work(system_wq, &frontier_work, HZ);
 }
@@ -387,29 +574,67 @@ enum regionpm_lru_kind regionpm_peek_lru(struct page *page)
 }
 
 /*
- * Count the free blocks of one zone into the regions and start tracking it.
- * At init for every populated zone; on MEM_ONLINE for a zone that was empty
- * until then (the hooks ignored it, so nothing is counted twice).
+ * Give the regions of [@start_pfn, @start_pfn + @nr_pages) a counter slot
+ * for @zone, if one is left.  Under track_mutex and @zone->lock: only this
+ * zone's hooks compare a slot with @zone, and they hold its lock; the
+ * hooks of other zones read either NULL or @zone, neither of which is
+ * theirs.  The slot starts at zero; pages counted in free_other before
+ * come off the slot when they leave, so the sum stays right.
  */
-void regionpm_track_zone(struct zone *zone)
+static void give_slots(struct zone *zone, unsigned long start_pfn, unsigned long nr_pages)
+{
+	unsigned long id, last;
+	int i;
+
+	if (!nr_pages)
+		return;
+	last = min((start_pfn + nr_pages - 1) >> regionpm.shift, regionpm.nr - 1);
+	for (id = start_pfn >> regionpm.shift; id <= last; id++) {
+		struct regionpm_region *r = &regionpm.regions[id];
+
+		for (i = 0; i < REGIONPM_ZONE_SLOTS; i++) {
+			if (r->zone[i] == zone)
+				break;
+			if (!r->zone[i]) {
+				WRITE_ONCE(r->zone[i], zone);
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * Count the free blocks of one zone into the regions and start tracking it.
+ * When counting starts, for every populated zone; on MEM_ONLINE for a zone
+ * that was empty until then (the hooks ignored it, so nothing is counted
+ * twice).  Under track_mutex.
+ */
+static void track_zone_locked(struct zone *zone)
 {
 	unsigned long flags;
 	unsigned int order;
 	int mt;
 
+	lockdep_assert_held(&track_mutex);
 	spin_lock_irqsave(&zone->lock, flags);
 	if (zone_tracked(zone))
 		goto unlock;
+	give_slots(zone, zone->zone_start_pfn, zone->spanned_pages);
 	for (order = 0; order < NR_PAGE_ORDERS; order++) {
 		for (mt = 0; mt < MIGRATE_TYPES; mt++) {
 			struct page *page;
 
 			list_for_each_entry(page, &zone->free_area[order].free_list[mt],
 					    buddy_list) {
-				struct regionpm_region *r = regionpm_region(page_to_pfn(page));
+				unsigned long pfn = page_to_pfn(page);
+				struct regionpm_region *r = regionpm_region(pfn);
 
-				if (r)
-					atomic_long_add(1UL << order, &r->free);
+				if (!r)
+					continue;
+				if (!count_free(r, zone, 1L << order))
+					atomic_long_add(1L << order, &r->free_other);
+				if (order >= pageblock_order && mt < MIGRATE_PCPTYPES)
+					note_free_blocks(pfn, order, true);
 			}
 		}
 	}
@@ -418,14 +643,83 @@ unlock:
 	spin_unlock_irqrestore(&zone->lock, flags);
 }
 
-/* Pages the buddy allocator got in [@pfn, @pfn + @nr): not reserved. */
-static unsigned long __init count_managed(unsigned long pfn, unsigned long nr)
+/* MEM_ONLINE: count a zone that just got its first memory. */
+void regionpm_track_zone(struct zone *zone)
+{
+	mutex_lock(&track_mutex);
+	if (static_key_enabled(&regionpm_track_key))
+		track_zone_locked(zone);
+	mutex_unlock(&track_mutex);
+}
+
+/*
+ * MEM_GOING_ONLINE: the zone grew to cover the block, whose pages are not
+ * free yet; give its regions a slot for the zone so that they count
+ * without atomics.  (Without one they would count in free_other.)
+ */
+void regionpm_track_range(unsigned long start_pfn, unsigned long nr_pages)
+{
+	struct zone *zone = page_zone(pfn_to_page(start_pfn));
+	unsigned long flags, id;
+
+	/* A region that gets its first memory now gets its node. */
+	for (id = start_pfn >> regionpm.shift;
+	     id <= (start_pfn + nr_pages - 1) >> regionpm.shift && id < regionpm.nr; id++)
+		if (regionpm.regions[id].nid == NUMA_NO_NODE)
+			regionpm.regions[id].nid = zone_to_nid(zone);
+	mutex_lock(&track_mutex);
+	spin_lock_irqsave(&zone->lock, flags);
+	give_slots(zone, start_pfn, nr_pages);
+	spin_unlock_irqrestore(&zone->lock, flags);
+	mutex_unlock(&track_mutex);
+}
+
+/*
+ * Start counting free pages per region: enable the hooks, then count each
+ * zone's free lists under its lock (the hooks skip a zone until then).
+ * Counting cannot stop again: parked regions and events depend on it.
+ * Walking a zone's free lists with its lock held takes a while on a big,
+ * fragmented zone, once.
+ */
+int regionpm_track_start(const char *who)
+{
+	struct zone *zone;
+	unsigned long id;
+
+	if (static_key_enabled(&regionpm_track_key))
+		return 0;
+	/* Pairs with the release in regionpm_init(): the table is ready. */
+	if (!smp_load_acquire(&initialised))
+		return -ENODEV;
+	mutex_lock(&track_mutex);
+	if (!static_key_enabled(&regionpm_track_key)) {
+		static_branch_enable(&regionpm_track_key);
+		for_each_populated_zone(zone)
+			track_zone_locked(zone);
+		for (id = 0; id < regionpm.nr; id++)
+			if (atomic_long_read(&regionpm.regions[id].managed) &&
+			    region_all_free(&regionpm.regions[id]))
+				set_bit(id, region_empty);
+		WRITE_ONCE(track, true);
+		pr_info("counting free pages per region (%s)\n", who);
+	}
+	mutex_unlock(&track_mutex);
+	return 0;
+}
+
+/*
+ * Pages the buddy allocator got in [@pfn, @pfn + @nr): not reserved.
+ * *@nid is set to the node of the first online page, if unset.
+ */
+static unsigned long __init count_managed(unsigned long pfn, unsigned long nr, int *nid)
 {
 	unsigned long n = 0, end = pfn + nr;
 
 	for (; pfn < end; pfn++) {
 		struct page *page = pfn_to_online_page(pfn);
 
+		if (page && *nid == NUMA_NO_NODE)
+			*nid = page_to_nid(page);
 		/* Offline pages (balloons, virtio-mem) are not managed. */
 		if (page && !PageReserved(page) && !PageOffline(page))
 			n++;
@@ -453,7 +747,6 @@ static unsigned int __init pick_shift(void)
 static int __init regionpm_init(void)
 {
 	unsigned long id, sec, last_sec, step, sum = 0;
-	struct zone *zone;
 	int ret;
 
 	if (!enable)
@@ -465,7 +758,11 @@ static int __init regionpm_init(void)
 	regionpm.regions = kvcalloc(regionpm.nr, sizeof(*regionpm.regions), GFP_KERNEL);
 	alloc_pending = bitmap_zalloc(regionpm.nr, GFP_KERNEL);
 	region_empty = bitmap_zalloc(regionpm.nr, GFP_KERNEL);
-	if (!regionpm.regions || !alloc_pending || !region_empty) {
+	nr_blocks = (regionpm.nr << regionpm.shift) >> pageblock_order;
+	free_blocks = bitmap_zalloc(nr_blocks, GFP_KERNEL);
+	regionpm.frontier_pfn = kcalloc(nr_node_ids, sizeof(*regionpm.frontier_pfn), GFP_KERNEL);
+	if (!regionpm.regions || !alloc_pending || !region_empty || !free_blocks ||
+	    !regionpm.frontier_pfn) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -473,6 +770,7 @@ static int __init regionpm_init(void)
 	for (id = 0; id < regionpm.nr; id++) {
 		INIT_LIST_HEAD(&regionpm.regions[id].owner_node);
 		INIT_LIST_HEAD(&regionpm.regions[id].parked_node);
+		regionpm.regions[id].nid = NUMA_NO_NODE;
 	}
 	/*
 	 * Managed pages: what the buddy allocator got, i.e. not reserved.
@@ -489,12 +787,13 @@ static int __init regionpm_init(void)
 		/* A section may hold several (small) regions. */
 		for (pfn = start; pfn < start + PAGES_PER_SECTION; pfn += step) {
 			struct regionpm_region *r = regionpm_region(pfn);
-			unsigned long n = count_managed(pfn, step);
+			unsigned long n;
 
-			if (r && n) {
-				atomic_long_add(n, &r->managed);
-				sum += n;
-			}
+			if (!r)
+				continue;
+			n = count_managed(pfn, step, &r->nid);
+			atomic_long_add(n, &r->managed);
+			sum += n;
 		}
 		cond_resched();
 	}
@@ -504,14 +803,11 @@ static int __init regionpm_init(void)
 	/* Pairs with the acquire in the hooks: the table is ready. */
 	smp_store_release(&initialised, true);
 
-	/* Hooks count from now on, but only in zones already snapshotted. */
-	static_branch_enable(&regionpm_track_key);
-	for_each_populated_zone(zone)
-		regionpm_track_zone(zone);
-	for (id = 0; id < regionpm.nr; id++)
-		if (atomic_long_read(&regionpm.regions[id].managed) &&
-		    region_all_free(&regionpm.regions[id]))
-			set_bit(id, region_empty);
+	if (track || bias) {
+		ret = regionpm_track_start("boot");
+		if (ret)
+			goto err_free;
+	}
 
 	ret = regionpm_evacuate_init();
 	if (ret)
@@ -523,8 +819,8 @@ static int __init regionpm_init(void)
 		frontier_workfn(NULL);
 		static_branch_enable(&regionpm_bias_key);
 	}
-	pr_info("%lu regions of %lu MiB, bias %s\n", regionpm.nr,
-		region_size >> 20, bias ? "on" : "off");
+	pr_info("%lu regions of %lu MiB, counting %s, bias %s\n", regionpm.nr,
+		region_size >> 20, track ? "on" : "off", bias ? "on" : "off");
 	return 0;
 
 err_evacuate:
@@ -532,6 +828,7 @@ err_evacuate:
 err_track:
 	/* Hooks run with interrupts off: after a grace period none is left. */
 	static_branch_disable(&regionpm_track_key);
+	bitmap_zero(tracked_zones, MAX_NUMNODES * MAX_NR_ZONES);
 	synchronize_rcu();
 	/* ... but the events they raised may still be queued. */
 	irq_work_sync(&event_irq_work);
@@ -541,6 +838,8 @@ err_free:
 	smp_store_release(&initialised, false);
 	bitmap_free(region_empty);
 	bitmap_free(alloc_pending);
+	bitmap_free(free_blocks);
+	kfree(regionpm.frontier_pfn);
 	kvfree(regionpm.regions);
 	regionpm.regions = NULL;
 	regionpm.nr = 0;

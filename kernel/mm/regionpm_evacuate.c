@@ -875,7 +875,7 @@ static unsigned long release_hold_locked(struct regionpm_region *r,
 					 enum regionpm_release_reason reason)
 {
 	unsigned long pages = r->held;
-	unsigned long freed = min_t(unsigned long, max(0L, atomic_long_read(&r->free)), pages);
+	unsigned long freed = min_t(unsigned long, max(0L, regionpm_region_free(r)), pages);
 
 	WRITE_ONCE(r->state, REGIONPM_REGION_STATE_BUSY);
 	unhold_locked(r);
@@ -981,7 +981,7 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 		}
 	} else {
 		drain_all_pages(NULL);
-		in_use = atomic_long_read(&r->managed) - atomic_long_read(&r->free);
+		in_use = atomic_long_read(&r->managed) - regionpm_region_free(r);
 		if (in_use > 0) {
 			NL_SET_ERR_MSG_FMT(extack, "region is not empty: %ld pages in use", in_use);
 			ret = -EBUSY;
@@ -1369,7 +1369,9 @@ static struct notifier_block oom_nb = {
 };
 
 /*
- * Memory onlined into a zone that was empty: start counting it.  Parked
+ * Memory going online: its regions get a counter slot for the zone (and
+ * a node, if it is their first memory).  Memory onlined into a zone that
+ * was empty: start counting it.  Parked
  * pages would block offlining: give them back into the isolated range.
  * A held pageblock in the block makes offline_pages() fail before this
  * notifier runs; a region that reaches it held (its pageblocks in this
@@ -1381,6 +1383,10 @@ static int regionpm_memory_notify(struct notifier_block *nb, unsigned long actio
 	struct memory_notify *mn = arg;
 	unsigned long id, first, last;
 
+	if (action == MEM_GOING_ONLINE) {
+		regionpm_track_range(mn->start_pfn, mn->nr_pages);
+		return NOTIFY_OK;
+	}
 	if (action == MEM_ONLINE) {
 		regionpm_track_zone(page_zone(pfn_to_page(mn->start_pfn)));
 		return NOTIFY_OK;

@@ -8,10 +8,22 @@
 #include <linux/regionpm.h>
 #include <uapi/linux/regionpm.h>
 
+/*
+ * Free pages per region are counted per zone, under that zone's lock (the
+ * buddy hooks run under it), so a merge or a split costs a plain add
+ * rather than a locked atomic.  Two zone slots cover every region but one
+ * that straddles three zones; pages of a zone without a slot are counted
+ * in free_other, atomically.
+ */
+#define REGIONPM_ZONE_SLOTS	2
+
 struct regionpm_region {
-	/* Kept by the buddy hooks; free and managed share a cache line. */
-	atomic_long_t free;		/* pages on the buddy free lists */
+	/* Kept by the buddy hooks; all of them share a cache line. */
+	struct zone *zone[REGIONPM_ZONE_SLOTS];	/* set under track_mutex */
+	long zone_free[REGIONPM_ZONE_SLOTS];	/* under zone[i]->lock */
+	atomic_long_t free_other;	/* free pages of zones without a slot */
 	atomic_long_t managed;		/* pages the buddy allocator manages */
+	int nid;			/* node of its memory (per-node frontier) */
 	/* Below: written under regionpm.park_lock. */
 	u8 state;			/* enum regionpm_region_state */
 	unsigned long parked;		/* pages held while parked */
@@ -28,7 +40,8 @@ struct regionpm_state {
 	unsigned int shift;		/* log2 of pages per region */
 	unsigned long nr;		/* number of regions */
 	struct regionpm_region *regions;
-	unsigned int frontier;		/* first region the bias keeps empty */
+	/* First pfn the bias keeps empty, per node (nr_node_ids entries). */
+	unsigned long *frontier_pfn;
 	/*
 	 * lock serialises the long operations (compact, park: migration can
 	 * take seconds).  park_lock guards region state, parked pages and
@@ -66,6 +79,17 @@ static inline unsigned long regionpm_id(struct regionpm_region *r)
 	return r - regionpm.regions;
 }
 
+/* Pages on the buddy free lists; racy sum of counters kept under zone locks. */
+static inline long regionpm_region_free(struct regionpm_region *r)
+{
+	long free = atomic_long_read(&r->free_other);
+	int i;
+
+	for (i = 0; i < REGIONPM_ZONE_SLOTS; i++)
+		free += READ_ONCE(r->zone_free[i]);
+	return free;
+}
+
 /* What an LRU page holds, from one unlocked read of its folio's flags. */
 enum regionpm_lru_kind {
 	REGIONPM_LRU_UNEVICTABLE,
@@ -99,6 +123,8 @@ struct regionpm_compact_res {
 
 /* regionpm.c */
 void regionpm_track_zone(struct zone *zone);
+void regionpm_track_range(unsigned long start_pfn, unsigned long nr_pages);
+int regionpm_track_start(const char *who);
 bool regionpm_region_has_memory(unsigned long id);
 void regionpm_region_detail(unsigned long id, struct regionpm_detail *d);
 unsigned long regionpm_range_free(unsigned long start_pfn, unsigned long nr);

@@ -23,11 +23,25 @@
  */
 static int check_caller(struct sk_buff *skb, struct netlink_ext_ack *extack)
 {
+	int ret;
+
 	if (!netlink_capable(skb, CAP_SYS_ADMIN)) {
 		NL_SET_ERR_MSG(extack, "regionpm needs CAP_SYS_ADMIN");
 		return -EPERM;
 	}
-	return 0;
+	/* The first request of a client starts the counting it reads. */
+	ret = regionpm_track_start("netlink");
+	if (ret)
+		NL_SET_ERR_MSG(extack, "regionpm cannot count free pages");
+	return ret;
+}
+
+/* The region the bias keeps empty from on the first node (info-get). */
+static u32 first_frontier(void)
+{
+	unsigned long pfn = READ_ONCE(regionpm.frontier_pfn[first_online_node]);
+
+	return min_t(unsigned long, pfn >> regionpm.shift, regionpm.nr);
 }
 
 int regionpm_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
@@ -73,7 +87,7 @@ int regionpm_nl_info_get_doit(struct sk_buff *skb, struct genl_info *info)
 			      (u64)regionpm_pages() << PAGE_SHIFT, 0) ||
 	    nla_put_u32(msg, REGIONPM_A_INFO_REGION_COUNT, regionpm.nr) ||
 	    nla_put_u8(msg, REGIONPM_A_INFO_BIAS, regionpm_bias_on()) ||
-	    nla_put_u32(msg, REGIONPM_A_INFO_FRONTIER, READ_ONCE(regionpm.frontier)) ||
+	    nla_put_u32(msg, REGIONPM_A_INFO_FRONTIER, first_frontier()) ||
 	    nla_put_u64_64bit(msg, REGIONPM_A_INFO_PARKED_PAGES,
 			      READ_ONCE(regionpm.parked_pages), 0) ||
 	    nla_put_u64_64bit(msg, REGIONPM_A_INFO_HELD_PAGES,
@@ -152,7 +166,7 @@ static int fill_region(struct sk_buff *skb, unsigned long id, bool detail,
 	    nla_put_u64_64bit(skb, REGIONPM_A_REGION_MANAGED_PAGES,
 			      max(0L, atomic_long_read(&r->managed)), REGIONPM_A_REGION_PAD) ||
 	    nla_put_u64_64bit(skb, REGIONPM_A_REGION_FREE_PAGES,
-			      max(0L, atomic_long_read(&r->free)), REGIONPM_A_REGION_PAD) ||
+			      max(0L, regionpm_region_free(r)), REGIONPM_A_REGION_PAD) ||
 	    (page && nla_put_u32(skb, REGIONPM_A_REGION_NODE, page_to_nid(page))) ||
 	    put_zones(skb, start, nr) ||
 	    nla_put_u32(skb, REGIONPM_A_REGION_STATE, state) ||

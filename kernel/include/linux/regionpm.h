@@ -2,9 +2,11 @@
 /*
  * regionpm: physical memory regions for DRAM power management.
  *
- * The buddy allocator calls the hooks below when pages enter or leave its
- * free lists.  Both are static-key gated: with regionpm disabled they cost a
- * patched-out jump on the allocator paths.
+ * The buddy allocator calls the hooks below when pages enter, leave or
+ * move between its free lists.  All are static-key gated: until regionpm
+ * starts counting (its first netlink request, regionpm.track=1 or the
+ * bias) they cost a patched-out jump on the allocator paths, and the bias
+ * hooks until the bias is turned on.
  */
 #ifndef _LINUX_REGIONPM_H
 #define _LINUX_REGIONPM_H
@@ -29,7 +31,11 @@ bool __regionpm_buddy_add(struct page *page, struct zone *zone,
 			  unsigned int order, int migratetype, bool tail);
 void __regionpm_buddy_del(struct page *page, struct zone *zone,
 			  unsigned int order);
+void __regionpm_buddy_move(struct page *page, struct zone *zone,
+			   unsigned int order, int migratetype);
 bool __regionpm_bias_pfn(unsigned long pfn);
+struct page *__regionpm_lowest_free_block(struct zone *zone, int *order);
+struct page *__regionpm_low_block(struct list_head *list);
 void regionpm_managed_changed(struct page *page, long count);
 
 /*
@@ -54,6 +60,16 @@ static __always_inline void regionpm_buddy_del(struct page *page,
 {
 	if (static_branch_unlikely(&regionpm_track_key))
 		__regionpm_buddy_del(page, zone, order);
+}
+
+/* A free block of 2^order pages moves to the @migratetype free list. */
+static __always_inline void regionpm_buddy_move(struct page *page,
+						struct zone *zone,
+						unsigned int order,
+						int migratetype)
+{
+	if (static_branch_unlikely(&regionpm_track_key))
+		__regionpm_buddy_move(page, zone, order, migratetype);
 }
 
 /* Is the allocation bias on? */
@@ -89,13 +105,44 @@ static __always_inline bool regionpm_bias_free(unsigned long pfn,
 	return false;
 }
 
-/* Should __rmqueue_claim() look below the frontier first? */
+/* Should __rmqueue_claim() and __rmqueue_steal() look below the frontier first? */
 static __always_inline bool regionpm_bias_claim(int start_migratetype)
 {
 	return static_branch_unlikely(&regionpm_bias_key) &&
 	       start_migratetype != MIGRATE_MOVABLE;
 }
+
+/*
+ * With the bias on, the lowest free pageblock of @zone below the frontier
+ * of its node, as the head of a free block of *@order pages; or NULL.
+ */
+static __always_inline struct page *
+regionpm_lowest_free_block(struct zone *zone, int *order)
+{
+	return __regionpm_lowest_free_block(zone, order);
+}
+
+/* With the bias on, a block of @list below its node's frontier, or NULL. */
+static __always_inline struct page *regionpm_low_block(struct list_head *list)
+{
+	return __regionpm_low_block(list);
+}
 #else
+static inline void regionpm_buddy_move(struct page *page, struct zone *zone,
+				       unsigned int order, int migratetype)
+{
+}
+
+static inline struct page *regionpm_lowest_free_block(struct zone *zone, int *order)
+{
+	return NULL;
+}
+
+static inline struct page *regionpm_low_block(struct list_head *list)
+{
+	return NULL;
+}
+
 static inline bool regionpm_bias_free(unsigned long pfn, int migratetype)
 {
 	return false;
