@@ -669,7 +669,12 @@ void regionpm_track_range(unsigned long start_pfn, unsigned long nr_pages)
 			regionpm.regions[id].nid = zone_to_nid(zone);
 	mutex_lock(&track_mutex);
 	spin_lock_irqsave(&zone->lock, flags);
-	give_slots(zone, start_pfn, nr_pages);
+	/*
+	 * Only in a counted zone: in one that is not, a slot would count
+	 * before the zone's free lists are, and those would count twice.
+	 */
+	if (zone_tracked(zone))
+		give_slots(zone, start_pfn, nr_pages);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	mutex_unlock(&track_mutex);
 }
