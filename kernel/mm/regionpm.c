@@ -383,6 +383,28 @@ struct page *__regionpm_low_block(struct list_head *list)
 }
 
 /*
+ * Movable memory that splits a whole free pageblock takes one behind the
+ * frontier: the free pageblocks in front of it are where unmovable claims
+ * go, and page cache would otherwise use them up first (at boot the free
+ * lists are sorted low to high, and a file-heavy fill eats its way up from
+ * the bottom).  Blocks in front of the frontier at the head of @list move
+ * to its tail, a few per call, so the head soon holds blocks behind it;
+ * when all are in front, the allocation simply takes one of them.
+ */
+struct page *__regionpm_movable_block(struct list_head *list, struct page *page)
+{
+	int n;
+
+	for (n = 0; n < 8 && !__regionpm_bias_pfn(page_to_pfn(page)); n++) {
+		if (list_is_singular(list))
+			break;
+		list_move_tail(&page->buddy_list, list);
+		page = list_first_entry(list, struct page, buddy_list);
+	}
+	return page;
+}
+
+/*
  * adjust_managed_page_count() callers: free_initmem, balloons, virtio-mem,
  * memory hotplug, and our own park/unpark; and __free_pages_core() for
  * memblock ranges freed late (memblock_free_late()), which add to the

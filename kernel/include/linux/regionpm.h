@@ -36,6 +36,7 @@ void __regionpm_buddy_move(struct page *page, struct zone *zone,
 bool __regionpm_bias_pfn(unsigned long pfn);
 struct page *__regionpm_lowest_free_block(struct zone *zone, int *order);
 struct page *__regionpm_low_block(struct list_head *list);
+struct page *__regionpm_movable_block(struct list_head *list, struct page *page);
 void regionpm_managed_changed(struct page *page, long count);
 
 /*
@@ -127,7 +128,30 @@ static __always_inline struct page *regionpm_low_block(struct list_head *list)
 {
 	return __regionpm_low_block(list);
 }
+
+/*
+ * __rmqueue_smallest() is about to split @page, the head of the free list
+ * of order @order and @migratetype: with the bias on, movable memory that
+ * splits a free pageblock or more gets one behind the frontier when there
+ * is one, so the free pageblocks in front stay for unmovable claims.
+ */
+static __always_inline struct page *
+regionpm_movable_block(struct free_area *area, unsigned int order,
+		       int migratetype, struct page *page)
+{
+	if (static_branch_unlikely(&regionpm_bias_key) &&
+	    migratetype == MIGRATE_MOVABLE && order >= pageblock_order)
+		return __regionpm_movable_block(&area->free_list[migratetype], page);
+	return page;
+}
 #else
+static inline struct page *
+regionpm_movable_block(struct free_area *area, unsigned int order,
+		       int migratetype, struct page *page)
+{
+	return page;
+}
+
 static inline void regionpm_buddy_move(struct page *page, struct zone *zone,
 				       unsigned int order, int migratetype)
 {
