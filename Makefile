@@ -99,9 +99,10 @@ $(BUILD)/tools/allocbench: tests/tools/allocbench.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
 
 # The policy's pass time on large fixtures (host only, part of make bench).
-$(BUILD)/tools/policybench: tests/tools/policybench.c daemon/policy.c daemon/policy.h daemon/region.h
+$(BUILD)/tools/policybench: tests/tools/policybench.c daemon/policy.c daemon/policy.h daemon/region.h \
+		daemon/reclaim-rate.c daemon/reclaim-rate.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/tools/policybench.c daemon/policy.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/tools/policybench.c daemon/policy.c daemon/reclaim-rate.c
 
 $(BUILD)/tools/regionpm-releasebench: tests/tools/regionpm-releasebench.c tests/tools/rpm-tool.h include/uapi/linux/regionpm.h
 	@mkdir -p $(@D)

@@ -451,45 +451,30 @@ static uint64_t reclaim_wants_memory(struct pass *p)
 {
 	struct rpm_policy_state *st = p->st;
 	const struct rpm_system *sys = p->sys;
-	uint64_t refaults, steals, dropped, limit;
+	uint64_t steals, dropped, limit;
+	struct reclaim_step d;
 	bool ours = false, want;
-	double dt;
 
 	if (!sys->vmstat_valid)
 		return 0;
-	if (!st->vm_prev_valid || sys->now <= st->vm_prev_when ||
-	    sys->refault_file < st->vm_prev_refault || sys->pgsteal < st->vm_prev_steal) {
-		st->vm_prev_valid = true;
-		st->vm_prev_when = sys->now;
-		st->vm_prev_refault = sys->refault_file;
-		st->vm_prev_steal = sys->pgsteal;
-		st->vm_prev_dropped = st->total_dropped;
-		return 0;
-	}
-	refaults = sys->refault_file - st->vm_prev_refault;
-	steals = sys->pgsteal - st->vm_prev_steal;
 	dropped = st->total_dropped - st->vm_prev_dropped;
-	dt = (double)(sys->now - st->vm_prev_when) / USEC_PER_SEC;
-	st->vm_prev_when = sys->now;
-	st->vm_prev_refault = sys->refault_file;
-	st->vm_prev_steal = sys->pgsteal;
 	st->vm_prev_dropped = st->total_dropped;
-	st->cache_evicted += steals + dropped;
+	if (!reclaim_rate_step(&st->vm_rate, sys->now, sys->pgsteal, sys->refault_file, &d))
+		return 0;
+	st->cache_evicted += d.steal + dropped;
 
 	limit = p->cfg->reclaim_unpark_pages_per_sec;
 	if (!limit)
 		return 0;
 	for (size_t i = 0; i < p->n_regions && !ours; i++)
 		ours = p->regions[i].ours;
-	want = (double)refaults > (double)limit * dt || (double)steals > (double)limit * dt;
 	/* A burst between two passes far apart, seen by the reclaim watch,
 	 * counts even where the average over the whole gap does not. */
-	want = want || sys->reclaim_watch_pages;
+	want = reclaim_step_over(&d, limit) || sys->reclaim_watch_pages;
 	if (!ours || !want)
 		return 0;
-	if (steals < sys->reclaim_watch_pages)
-		steals = sys->reclaim_watch_pages;
-	return refaults > steals ? refaults : steals;
+	steals = d.steal > sys->reclaim_watch_pages ? d.steal : sys->reclaim_watch_pages;
+	return d.refault > steals ? d.refault : steals;
 }
 
 /* ---- parking ---------------------------------------------------------- */

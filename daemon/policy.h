@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "reclaim-rate.h"
 #include "region.h"
 
 /*
@@ -155,9 +156,8 @@ struct rpm_policy_state {
 	/* Back-off parameters of the last pass, for the policy_note_*() calls. */
 	usec_t_ pingpong_window, pingpong_backoff;
 	/* vmstat of the previous pass, for rates */
-	bool vm_prev_valid;
-	usec_t_ vm_prev_when;
-	uint64_t vm_prev_refault, vm_prev_steal, vm_prev_dropped;
+	struct reclaim_rate vm_rate;
+	uint64_t vm_prev_dropped;
 	/* Page cache high-water mark and what reclaim or we evicted since. */
 	uint64_t cache_peak;
 	usec_t_ cache_peak_when;

@@ -10,21 +10,11 @@
 uint64_t reclaim_rate_feed(struct reclaim_rate *r, uint64_t now_usec, uint64_t steal,
 			   uint64_t refault, uint64_t limit_per_sec)
 {
-	uint64_t d_steal, d_refault, pages;
-	double limit;
+	struct reclaim_step d;
 
-	if (!r->valid || now_usec <= r->when_usec || steal < r->steal || refault < r->refault) {
-		*r = (struct reclaim_rate){ .valid = true, .when_usec = now_usec,
-					    .steal = steal, .refault = refault };
+	if (!reclaim_rate_step(r, now_usec, steal, refault, &d))
 		return 0;
-	}
-	d_steal = steal - r->steal;
-	d_refault = refault - r->refault;
-	limit = (double)limit_per_sec * (double)(now_usec - r->when_usec) / 1e6;
-	*r = (struct reclaim_rate){ .valid = true, .when_usec = now_usec,
-				    .steal = steal, .refault = refault };
-	pages = d_steal > d_refault ? d_steal : d_refault;
-	return limit_per_sec && (double)pages > limit ? pages : 0;
+	return reclaim_step_over(&d, limit_per_sec);
 }
 
 struct reclaim_watch {

@@ -15,17 +15,13 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-/* The pure part: rates from two readings. */
-struct reclaim_rate {
-	bool valid;
-	uint64_t when_usec, steal, refault;
-};
+#include "reclaim-rate.h"
 
 /*
  * Feeds one reading; returns the pages reclaim took (steals or refaults,
  * whichever is larger) since the previous reading when that is more than
- * @limit_per_sec pages per second, else 0.  The first reading, a clock
- * that did not advance and counters that went backwards only (re)start.
+ * @limit_per_sec pages per second, else 0 (reclaim_rate_step() and
+ * reclaim_step_over() in one).
  */
 uint64_t reclaim_rate_feed(struct reclaim_rate *r, uint64_t now_usec, uint64_t steal,
 			   uint64_t refault, uint64_t limit_per_sec);

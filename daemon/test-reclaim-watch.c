@@ -83,6 +83,28 @@ static void test_rate(void **state)
 	assert_int_equal(reclaim_rate_feed(&r, 22 * SEC, 900000, 9000, 0), 0);
 }
 
+/* The step the policy uses: the raw growth, whatever the limit. */
+static void test_step(void **state)
+{
+	struct reclaim_rate r = { 0 };
+	struct reclaim_step d;
+
+	(void)state;
+	assert_false(reclaim_rate_step(&r, 5 * SEC, 100, 50, &d));
+	assert_int_equal(d.steal + d.refault + d.usec, 0);
+	assert_true(reclaim_rate_step(&r, 7 * SEC, 300, 60, &d));
+	assert_int_equal(d.steal, 200);
+	assert_int_equal(d.refault, 10);
+	assert_int_equal(d.usec, 2 * SEC);
+	assert_int_equal(reclaim_step_over(&d, 99), 200);	/* 100/s > 99/s */
+	assert_int_equal(reclaim_step_over(&d, 100), 0);	/* not faster */
+	assert_int_equal(reclaim_step_over(&d, 0), 0);
+	/* counters back: restart, and the next step starts from there */
+	assert_false(reclaim_rate_step(&r, 8 * SEC, 10, 60, &d));
+	assert_true(reclaim_rate_step(&r, 9 * SEC, 20, 61, &d));
+	assert_int_equal(d.steal, 10);
+}
+
 static void on_reclaim(struct reclaim_watch *w, uint64_t pages, void *userdata)
 {
 	(void)w;
@@ -138,6 +160,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate),
+		cmocka_unit_test(test_step),
 		cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
 	};
 
