@@ -169,10 +169,13 @@ static const struct kernel_param_ops bias_ops = {
 module_param_cb(bias, &bias_ops, &bias, 0644);
 MODULE_PARM_DESC(bias, "Allocation bias towards low regions");
 
-/* The frontier of the node @pfn belongs to; pfn_to_nid() reads its page. */
+/* The frontier of the node and zone @pfn belongs to, from its page's flags. */
 static inline unsigned long frontier_of(unsigned long pfn)
 {
-	return READ_ONCE(regionpm.frontier_pfn[pfn_to_nid(pfn)]);
+	struct page *page = pfn_to_page(pfn);
+
+	return READ_ONCE(regionpm.frontier_pfn[page_to_nid(page) * MAX_NR_ZONES +
+					       page_zonenum(page)]);
 }
 
 bool __regionpm_bias_pfn(unsigned long pfn)
@@ -335,7 +338,7 @@ struct page *__regionpm_lowest_free_block(struct zone *zone, int *order)
 {
 	unsigned long start = zone->zone_start_pfn, pfn, pb, last;
 	unsigned long end = min(zone_end_pfn(zone),
-				READ_ONCE(regionpm.frontier_pfn[zone_to_nid(zone)]));
+				READ_ONCE(regionpm.frontier_pfn[regionpm_zone_slot(zone)]));
 	unsigned int o;
 
 	if (!zone_tracked(zone) || end <= start)
@@ -433,51 +436,46 @@ void regionpm_managed_changed(struct page *page, long count)
 }
 
 /*
- * The frontier of each node: its lowest regions that hold everything in
- * use on the node except page cache, plus bias_headroom_pct of the node's
- * memory, stay in front.  Per node, because "low" means low within a node:
- * with one global pfn every zone of a second node would be behind it.
+ * The frontier of each zone: its lowest regions that hold everything in
+ * use in the zone except page cache, plus bias_headroom_pct of the zone's
+ * memory, stay in front.  Per node and zone, because "low" means low
+ * within a zone: with one global pfn every zone of a second node, and
+ * ZONE_NORMAL above a 4 GiB hole, would lie wholly behind it.  A region
+ * shared by two zones counts whole in both.
  */
 static void frontier_workfn(struct work_struct *work)
 {
 	int want = READ_ONCE(frontier_param);
-	unsigned long id;
-	int nid;
+	struct zone *zone;
 
-	for_each_node(nid) {
-		unsigned long used = 0, total = 0, sum = 0, pfn = ULONG_MAX;
+	for_each_populated_zone(zone) {
+		unsigned long managed = zone_managed_pages(zone), used, sum = 0;
+		unsigned long id, first, last, pfn = ULONG_MAX;
 
 		if (want >= 0) {
 			pfn = min_t(unsigned long, want, regionpm.nr) << regionpm.shift;
-			WRITE_ONCE(regionpm.frontier_pfn[nid], pfn);
+			WRITE_ONCE(regionpm.frontier_pfn[regionpm_zone_slot(zone)], pfn);
 			continue;
-		}
-		for (id = 0; id < regionpm.nr; id++) {
-			struct regionpm_region *r = &regionpm.regions[id];
-			long m = atomic_long_read(&r->managed);
-
-			if (r->nid != nid || !m)
-				continue;
-			total += m;
-			used += max(0L, m - regionpm_region_free(r));
 		}
 		/*
 		 * Page cache fills whatever is free; counting it would push
 		 * the frontier to the top.  Keep in front what cannot simply
 		 * be dropped, plus headroom.
 		 */
-		used -= min(used, node_page_state(NODE_DATA(nid), NR_FILE_PAGES));
-		used += total / 100 * READ_ONCE(bias_headroom_pct);
-		for (id = 0; id < regionpm.nr && pfn == ULONG_MAX; id++) {
-			struct regionpm_region *r = &regionpm.regions[id];
-
-			if (r->nid != nid)
-				continue;
-			sum += atomic_long_read(&r->managed);
-			if (sum >= used)
+		used = managed - min(managed, zone_page_state(zone, NR_FREE_PAGES) +
+				     zone_page_state(zone, NR_ZONE_ACTIVE_FILE) +
+				     zone_page_state(zone, NR_ZONE_INACTIVE_FILE));
+		used += managed / 100 * READ_ONCE(bias_headroom_pct);
+		first = zone->zone_start_pfn >> regionpm.shift;
+		last = min((zone_end_pfn(zone) - 1) >> regionpm.shift, regionpm.nr - 1);
+		for (id = first; id <= last; id++) {
+			sum += atomic_long_read(&regionpm.regions[id].managed);
+			if (sum >= used) {
 				pfn = regionpm_start_pfn(id + 1);
+				break;
+			}
 		}
-		WRITE_ONCE(regionpm.frontier_pfn[nid], pfn);
+		WRITE_ONCE(regionpm.frontier_pfn[regionpm_zone_slot(zone)], pfn);
 	}
 	if (READ_ONCE(bias))
 		queue_delayed_work(system_wq, &frontier_work, HZ);
@@ -682,13 +680,8 @@ void regionpm_track_zone(struct zone *zone)
 void regionpm_track_range(unsigned long start_pfn, unsigned long nr_pages)
 {
 	struct zone *zone = page_zone(pfn_to_page(start_pfn));
-	unsigned long flags, id;
+	unsigned long flags;
 
-	/* A region that gets its first memory now gets its node. */
-	for (id = start_pfn >> regionpm.shift;
-	     id <= (start_pfn + nr_pages - 1) >> regionpm.shift && id < regionpm.nr; id++)
-		if (regionpm.regions[id].nid == NUMA_NO_NODE)
-			regionpm.regions[id].nid = zone_to_nid(zone);
 	mutex_lock(&track_mutex);
 	spin_lock_irqsave(&zone->lock, flags);
 	/*
@@ -734,19 +727,14 @@ int regionpm_track_start(const char *who)
 	return 0;
 }
 
-/*
- * Pages the buddy allocator got in [@pfn, @pfn + @nr): not reserved.
- * *@nid is set to the node of the first online page, if unset.
- */
-static unsigned long __init count_managed(unsigned long pfn, unsigned long nr, int *nid)
+/* Pages the buddy allocator got in [@pfn, @pfn + @nr): not reserved. */
+static unsigned long __init count_managed(unsigned long pfn, unsigned long nr)
 {
 	unsigned long n = 0, end = pfn + nr;
 
 	for (; pfn < end; pfn++) {
 		struct page *page = pfn_to_online_page(pfn);
 
-		if (page && *nid == NUMA_NO_NODE)
-			*nid = page_to_nid(page);
 		/* Offline pages (balloons, virtio-mem) are not managed. */
 		if (page && !PageReserved(page) && !PageOffline(page))
 			n++;
@@ -787,7 +775,8 @@ static int __init regionpm_init(void)
 	region_empty = bitmap_zalloc(regionpm.nr, GFP_KERNEL);
 	nr_blocks = (regionpm.nr << regionpm.shift) >> pageblock_order;
 	free_blocks = bitmap_zalloc(nr_blocks, GFP_KERNEL);
-	regionpm.frontier_pfn = kcalloc(nr_node_ids, sizeof(*regionpm.frontier_pfn), GFP_KERNEL);
+	regionpm.frontier_pfn = kcalloc(nr_node_ids * MAX_NR_ZONES, sizeof(*regionpm.frontier_pfn),
+					GFP_KERNEL);
 	if (!regionpm.regions || !alloc_pending || !region_empty || !free_blocks ||
 	    !regionpm.frontier_pfn) {
 		ret = -ENOMEM;
@@ -797,7 +786,6 @@ static int __init regionpm_init(void)
 	for (id = 0; id < regionpm.nr; id++) {
 		INIT_LIST_HEAD(&regionpm.regions[id].owner_node);
 		INIT_LIST_HEAD(&regionpm.regions[id].parked_node);
-		regionpm.regions[id].nid = NUMA_NO_NODE;
 	}
 	/*
 	 * Managed pages: what the buddy allocator got, i.e. not reserved.
@@ -818,7 +806,7 @@ static int __init regionpm_init(void)
 
 			if (!r)
 				continue;
-			n = count_managed(pfn, step, &r->nid);
+			n = count_managed(pfn, step);
 			atomic_long_add(n, &r->managed);
 			sum += n;
 		}

@@ -1369,8 +1369,8 @@ static struct notifier_block oom_nb = {
 };
 
 /*
- * Memory going online: its regions get a counter slot for the zone (and
- * a node, if it is their first memory).  Memory onlined into a zone that
+ * Memory going online: its regions get a counter slot for the zone.
+ * Memory onlined into a zone that
  * was empty: start counting it.  Parked
  * pages would block offlining: give them back into the isolated range.
  * A held pageblock in the block makes offline_pages() fail before this

@@ -23,7 +23,6 @@ struct regionpm_region {
 	long zone_free[REGIONPM_ZONE_SLOTS];	/* under zone[i]->lock */
 	atomic_long_t free_other;	/* free pages of zones without a slot */
 	atomic_long_t managed;		/* pages the buddy allocator manages */
-	int nid;			/* node of its memory (per-node frontier) */
 	/* Below: written under regionpm.park_lock. */
 	u8 state;			/* enum regionpm_region_state */
 	unsigned long parked;		/* pages held while parked */
@@ -40,7 +39,7 @@ struct regionpm_state {
 	unsigned int shift;		/* log2 of pages per region */
 	unsigned long nr;		/* number of regions */
 	struct regionpm_region *regions;
-	/* First pfn the bias keeps empty, per node (nr_node_ids entries). */
+	/* First pfn the bias keeps empty, per zone (regionpm_zone_slot()). */
 	unsigned long *frontier_pfn;
 	/*
 	 * lock serialises the long operations (compact, park: migration can
@@ -77,6 +76,12 @@ static inline struct regionpm_region *regionpm_region(unsigned long pfn)
 static inline unsigned long regionpm_id(struct regionpm_region *r)
 {
 	return r - regionpm.regions;
+}
+
+/* Index of @zone in per-zone arrays of nr_node_ids * MAX_NR_ZONES entries. */
+static inline unsigned int regionpm_zone_slot(struct zone *zone)
+{
+	return zone_to_nid(zone) * MAX_NR_ZONES + zone_idx(zone);
 }
 
 /* Pages on the buddy free lists; racy sum of counters kept under zone locks. */

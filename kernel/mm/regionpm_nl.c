@@ -36,11 +36,24 @@ static int check_caller(struct sk_buff *skb, struct netlink_ext_ack *extack)
 	return ret;
 }
 
-/* The region the bias keeps empty from on the first node (info-get). */
+/*
+ * info-get's frontier: that of the zone GFP_KERNEL allocations use on the
+ * first node (its highest populated zone up to ZONE_NORMAL).
+ */
 static u32 first_frontier(void)
 {
-	unsigned long pfn = READ_ONCE(regionpm.frontier_pfn[first_online_node]);
+	pg_data_t *pgdat = NODE_DATA(first_online_node);
+	unsigned long pfn = ULONG_MAX;
+	int z;
 
+	for (z = ZONE_NORMAL; z >= 0; z--) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (populated_zone(zone)) {
+			pfn = READ_ONCE(regionpm.frontier_pfn[regionpm_zone_slot(zone)]);
+			break;
+		}
+	}
 	return min_t(unsigned long, pfn >> regionpm.shift, regionpm.nr);
 }
 
