@@ -442,6 +442,25 @@ static bool cache_growing(struct pass *p)
 }
 
 /*
+ * The pages we migrated within RPM_POLICY_MOVE_CREDIT_SEC that reclaim
+ * may still be evicting cache for: a move into memory without free room
+ * wakes kswapd, which steals about as many pages as moved in.
+ */
+static uint64_t move_credit(struct rpm_policy_state *st, usec_t_ now)
+{
+	uint64_t moved = st->total_migrated - st->vm_prev_migrated;
+
+	st->vm_prev_migrated = st->total_migrated;
+	if (moved) {
+		st->move_credit += moved;
+		st->move_credit_when = now;
+	} else if (now - st->move_credit_when > sec_to_usec(RPM_POLICY_MOVE_CREDIT_SEC)) {
+		st->move_credit = 0;
+	}
+	return st->move_credit;
+}
+
+/*
  * Update the reclaim rates from the vmstat counters.  Returns the pages
  * reclaim evicted (or that were read back in) since the last pass when
  * that is faster than ReclaimUnparkPagesPerSec= while we hold memory
@@ -451,7 +470,7 @@ static uint64_t reclaim_wants_memory(struct pass *p)
 {
 	struct rpm_policy_state *st = p->st;
 	const struct rpm_system *sys = p->sys;
-	uint64_t steals, dropped, limit;
+	uint64_t steals, dropped, limit, credit, watch, ours_d, ours_w;
 	struct reclaim_step d;
 	bool ours = false, want;
 
@@ -459,6 +478,7 @@ static uint64_t reclaim_wants_memory(struct pass *p)
 		return 0;
 	dropped = st->total_dropped - st->vm_prev_dropped;
 	st->vm_prev_dropped = st->total_dropped;
+	credit = move_credit(st, sys->now);
 	if (!reclaim_rate_step(&st->vm_rate, sys->now, sys->pgsteal, sys->refault_file, &d))
 		return 0;
 	st->cache_evicted += d.steal + dropped;
@@ -468,12 +488,26 @@ static uint64_t reclaim_wants_memory(struct pass *p)
 		return 0;
 	for (size_t i = 0; i < p->n_regions && !ours; i++)
 		ours = p->regions[i].ours;
+	/*
+	 * Steals that made room for pages we moved are the planned cost of
+	 * the consolidation, not demand: without this, emptying a region
+	 * into full memory woke kswapd, its steals unparked a region and
+	 * the pressure back-off kept it open for 30 s (daemon-movable
+	 * reached its bound after 11 to 44 s, once not within 60 s).
+	 * Refaults are never ours: the data was wanted again.
+	 */
+	watch = sys->reclaim_watch_pages;
+	ours_d = d.steal < credit ? d.steal : credit;
+	ours_w = watch < credit ? watch : credit;
+	d.steal -= ours_d;
+	watch -= ours_w;
+	st->move_credit -= ours_d > ours_w ? ours_d : ours_w;
 	/* A burst between two passes far apart, seen by the reclaim watch,
 	 * counts even where the average over the whole gap does not. */
-	want = reclaim_step_over(&d, limit) || sys->reclaim_watch_pages;
+	want = reclaim_step_over(&d, limit) || watch >= limit;
 	if (!ours || !want)
 		return 0;
-	steals = d.steal > sys->reclaim_watch_pages ? d.steal : sys->reclaim_watch_pages;
+	steals = d.steal > watch ? d.steal : watch;
 	return d.refault > steals ? d.refault : steals;
 }
 

@@ -138,6 +138,7 @@ struct rpm_action {
 #define RPM_POLICY_ZONE_FLOOR_PERMILLE	2	/* parks and holds leave each zone this much free */
 #define RPM_POLICY_GROWTH_WINDOW_SEC	10	/* give-backs this close together: demand grows */
 #define RPM_POLICY_GROWTH_MAX_SHIFT	4	/* each one gives back twice the last, up to 16x */
+#define RPM_POLICY_MOVE_CREDIT_SEC	10	/* reclaim this soon after our moves is theirs */
 
 /* The policy's memory between passes. */
 struct rpm_policy_state {
@@ -158,6 +159,12 @@ struct rpm_policy_state {
 	/* vmstat of the previous pass, for rates */
 	struct reclaim_rate vm_rate;
 	uint64_t vm_prev_dropped;
+	/*
+	 * Pages we migrated lately that reclaim has not yet been seen to
+	 * make room for (move_credit), since move_credit_when.
+	 */
+	uint64_t vm_prev_migrated, move_credit;
+	usec_t_ move_credit_when;
 	/* Page cache high-water mark and what reclaim or we evicted since. */
 	uint64_t cache_peak;
 	usec_t_ cache_peak_when;

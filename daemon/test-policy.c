@@ -495,6 +495,7 @@ static void test_unparks_below_headroom_order(void **state)
 	assert_int_equal(w.n, 1);
 	assert_int_equal(w.out[0].region, 5);
 	assert_true(w.st.paused_until > w.sys.now);
+
 }
 
 /* ---- choosing what to vacate -------------------------------------------- */
@@ -1227,6 +1228,62 @@ static void test_reclaim_watch_burst(void **state)
 }
 
 /*
+ * kswapd stealing room for pages we just moved is the cost of our own
+ * consolidation: no region comes back for it.  Steals beyond what we
+ * moved, steals once the credit has expired, and refaults still count.
+ */
+static void test_reclaim_after_our_moves(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_parked(&w, 7, true, T0 - 30 * SEC);
+	w.sys.vmstat_valid = true;
+	w.sys.pgsteal = 1000;
+	decide(&w);
+	/* We moved 20,000 pages; kswapd stole 18,000 in the next 2 s. */
+	w.st.total_migrated += 20000;
+	w.sys.now += 2 * SEC;
+	w.sys.pgsteal += 18000;
+	w.sys.reclaim_watch_pages = 18000;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+	/* The 2,000 left of the credit cover 2,000 more, not 20,000. */
+	w.sys.now += 2 * SEC;
+	w.sys.pgsteal += 20000;
+	w.sys.reclaim_watch_pages = 20000;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 7));
+
+	/* Refaults are demand whatever we moved. */
+	world_init(&w);
+	set_parked(&w, 7, true, T0 - 30 * SEC);
+	w.sys.vmstat_valid = true;
+	decide(&w);
+	w.st.total_migrated += 50000;
+	w.sys.now += 2 * SEC;
+	w.sys.refault_file += 10000;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 7));
+
+	/* The credit expires: steals long after the moves count. */
+	world_init(&w);
+	set_parked(&w, 7, true, T0 - 30 * SEC);
+	w.sys.vmstat_valid = true;
+	decide(&w);
+	w.st.total_migrated += 50000;
+	w.sys.now += SEC;
+	decide(&w);			/* the moves are seen here */
+	w.sys.now += (RPM_POLICY_MOVE_CREDIT_SEC + 1) * SEC;
+	decide(&w);			/* nothing moved since: expired */
+	w.sys.now += 2 * SEC;
+	w.sys.pgsteal += 20000;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 7));
+}
+
+/*
  * Demand that comes back a few seconds after each give-back is growth:
  * each give-back gives twice as much as the last, a quiet spell resets.
  */
@@ -1519,6 +1576,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
 		cmocka_unit_test(test_reclaim_watch_burst),
+		cmocka_unit_test(test_reclaim_after_our_moves),
 		cmocka_unit_test(test_cache_growth_defers_parking),
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),

@@ -200,6 +200,17 @@ static enum regionpm_obstacle classify(struct page *page)
 	return REGIONPM_OBSTACLE_KERNEL;
 }
 
+/*
+ * The task migrating pages out of a region (compactions and parks run one
+ * at a time, under regionpm.lock) and when its last batch ended.  Moving
+ * pages into memory without free room makes reclaim evict cache for them:
+ * the daemon planned that, and the shrinker must not answer it by giving
+ * back the parked regions the moves were meant to add to (daemon-movable
+ * saw a region released that way a few seconds after it was parked).
+ */
+static struct task_struct *evacuator;
+static unsigned long evacuated_at;
+
 static void flush_batch(struct evac *ev)
 {
 	struct migration_target_control mtc = {
@@ -212,9 +223,12 @@ static void flush_batch(struct evac *ev)
 	if (!list_empty(&ev->drop))
 		ev->res->dropped += reclaim_pages(&ev->drop);
 	if (!list_empty(&ev->migrate)) {
+		WRITE_ONCE(evacuator, current);
 		migrate_pages(&ev->migrate, alloc_migration_target, NULL,
 			      (unsigned long)&mtc, MIGRATE_SYNC, MR_CONTIG_RANGE,
 			      &succeeded);
+		WRITE_ONCE(evacuated_at, jiffies);
+		WRITE_ONCE(evacuator, NULL);
 		putback_movable_pages(&ev->migrate);
 		ev->res->migrated += succeeded;
 		ev->res->failed += ev->nr_migrate - min_t(unsigned long, succeeded,
@@ -1344,11 +1358,34 @@ static unsigned long shrink_parked_due(int nid, unsigned long nr)
 	return due;
 }
 
+/*
+ * Reclaim for our own migrations: direct reclaim in the migrating task,
+ * or kswapd while a migration runs or within a second of one (it was
+ * woken by the migration's allocations).  Real pressure meanwhile still
+ * reaches us through other tasks' direct reclaim and the OOM notifier.
+ */
+static bool reclaim_for_evacuation(void)
+{
+	struct task_struct *t = READ_ONCE(evacuator);
+	unsigned long at;
+
+	if (t == current)
+		return true;
+	at = READ_ONCE(evacuated_at);
+	return current_is_kswapd() &&
+	       (t || time_in_range_open(jiffies, at, at + HZ));
+}
+
 static unsigned long shrink_scan(struct shrinker *s, struct shrink_control *sc)
 {
-	unsigned long due = shrink_parked_due(sc->nid, sc->nr_to_scan);
-	unsigned long freed = release_some(sc->nr_to_scan, due, sc->nid, shrink_high_zone(sc),
-					   REGIONPM_RELEASE_REASON_SHRINKER);
+	unsigned long due, freed;
+
+	/* Counted as scanned (not SHRINK_STOP), so nothing is deferred. */
+	if (reclaim_for_evacuation())
+		return 0;
+	due = shrink_parked_due(sc->nid, sc->nr_to_scan);
+	freed = release_some(sc->nr_to_scan, due, sc->nid, shrink_high_zone(sc),
+			     REGIONPM_RELEASE_REASON_SHRINKER);
 
 	/* Nothing given yet: the request is owed, reclaim goes on elsewhere. */
 	return freed;
