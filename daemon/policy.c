@@ -278,7 +278,13 @@ static bool held_by_us(const struct rpm_region *r)
  * cost nothing to end), then our parked regions before those parked by
  * someone else (a tool may have a reason we do not know), the most
  * recently parked first (LIFO undoes the last, least proven decision),
- * then the highest id.  Returns true if a is to be given back before b.
+ * then the lowest id: with the bias on, the kernel puts slab and page
+ * tables in the lowest active regions of a zone (its frontier is counted
+ * over them), so memory comes back at the bottom, where the parks (highest
+ * first) took it last.  Highest first spread the slab of a file server
+ * over six regions: the daemon had parked all but four at idle, gave the
+ * top ones back during the fill, and the frontier then lay among them.
+ * Returns true if a is to be given back before b.
  */
 static bool unpark_before(const struct rpm_region *a, const struct rpm_region *b)
 {
@@ -290,7 +296,7 @@ static bool unpark_before(const struct rpm_region *a, const struct rpm_region *b
 		return a->ours;
 	if (a->last_vacated != b->last_vacated)
 		return a->last_vacated > b->last_vacated;
-	return a->id > b->id;
+	return a->id < b->id;
 }
 
 static bool releasable(const struct rpm_region *r)

@@ -496,6 +496,21 @@ static void test_unparks_below_headroom_order(void **state)
 	assert_int_equal(w.out[0].region, 5);
 	assert_true(w.st.paused_until > w.sys.now);
 
+	/*
+	 * Parked together at idle (never vacated: no LIFO order): the lowest
+	 * come back first, where the kernel's frontier puts unmovable pages.
+	 */
+	world_init(&w);
+	w.cfg.headroom_percent = 50;
+	set_parked(&w, 7, true, 0);
+	set_parked(&w, 3, true, 0);
+	set_parked(&w, 5, true, 0);
+	w.sys.mem_available_pages = NR * RP / 2 - RP - RP / 2;
+	explicit_mem(&w);
+	decide(&w);
+	assert_int_equal(w.n, 2);
+	assert_int_equal(w.out[0].region, 3);
+	assert_int_equal(w.out[1].region, 5);
 }
 
 /* ---- choosing what to vacate -------------------------------------------- */
