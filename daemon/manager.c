@@ -611,8 +611,9 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		m->failed += res.failed;
 		policy_note_compact(&m->pstate, reg, now, res.migrated, res.dropped, res.failed,
 				    r < 0 && !(res.migrated + res.dropped) ? r : 0);
-		policy_note_obstacle(&m->config.policy, reg, now, res.obstacle,
-				     res.migrated + res.dropped);
+		if (r >= 0)
+			policy_note_obstacle(&m->config.policy, reg, now, res.obstacle,
+					     res.migrated + res.dropped);
 		if (res.migrated + res.dropped)
 			m->progress = true;
 	}
@@ -627,16 +628,22 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		/* Full of what the region holds now: plan the next call from it. */
 		refresh_region(m, reg, a->compact_first);
 		/*
-		 * Refused for good (ZONE_DMA, max_parked_pct), a page that would
-		 * not move, or a backend whose park migrates (stock: offline)
-		 * failed: back off (doubling) instead of asking again every
-		 * pass.  The obstacle code only has to be non-zero.
+		 * Refused for good (ZONE_DMA, max_parked_pct), pages that would
+		 * not move (fileserver: ext4 metadata and kernel pages left
+		 * four regions that the daemon held, compacted and released
+		 * every 30 s to the end, each call moving a few dozen pages of
+		 * cache that had come back), or a backend whose park migrates
+		 * (stock: offline) failed: back off (doubling) instead of
+		 * asking again every pass.  The obstacle code only has to be
+		 * non-zero.
 		 */
-		if (r == -EPERM || r == -ENOSPC ||
-		    (r == -EBUSY && !(res.migrated + res.dropped)) ||
+		if (policy_park_stuck(r, res.migrated + res.dropped, region_used_pages(reg)) ||
 		    !(backend_caps(m->backend) & RPM_CAP_MIGRATE))
 			policy_note_obstacle(&m->config.policy, reg, now,
 					     res.obstacle ? res.obstacle : REGIONPM_OBSTACLE_KERNEL, 0);
+		else if (a->compact_first)
+			policy_note_obstacle(&m->config.policy, reg, now, res.obstacle,
+					     res.migrated + res.dropped);
 		return;
 	}
 	if (a->compact_first)

@@ -1265,6 +1265,13 @@ void policy_note_obstacle(const struct rpm_policy_config *cfg,
 	r->last_action = "stuck";
 }
 
+bool policy_park_stuck(int err, uint64_t moved, uint64_t left)
+{
+	if (err == -EPERM || err == -ENOSPC)
+		return true;
+	return err == -EBUSY && moved < left;
+}
+
 void policy_note_scan(struct rpm_region *r)
 {
 	if (region_has_unmovable(r)) {

@@ -237,6 +237,16 @@ void policy_note_compact(struct rpm_policy_state *st, struct rpm_region *r,
 void policy_note_obstacle(const struct rpm_policy_config *cfg,
 			  struct rpm_region *r, usec_t_ now, uint32_t obstacle,
 			  uint64_t progress);
+/*
+ * After a park refused with -@err: is the region stuck (back it off with
+ * policy_note_obstacle() and no progress) rather than nearly done?
+ * Refused for good (EPERM: ZONE_DMA; ENOSPC: max_parked_pct), or EBUSY
+ * with fewer pages moved by the call than it left behind: what is left
+ * will not move now (kernel pages, metadata buffers in use), and a few
+ * pages moved each time (cache that came back meanwhile) must not reset
+ * the back-off, or the region is tried again every pass.
+ */
+bool policy_park_stuck(int err, uint64_t moved, uint64_t left);
 void policy_note_parked(struct rpm_policy_state *st, struct rpm_region *r,
 			usec_t_ now);
 void policy_note_released(struct rpm_policy_state *st, struct rpm_region *r,

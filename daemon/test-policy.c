@@ -910,6 +910,22 @@ static void test_refund_and_adaptation(void **state)
 
 /* A compaction that moved nothing and hit an obstacle backs the region
  * off, doubling each time; progress clears it. */
+/* A refused park backs the region off when what is left outweighs what moved. */
+static void test_park_stuck(void **state)
+{
+	(void)state;
+	assert_true(policy_park_stuck(-EPERM, 8000, 0));
+	assert_true(policy_park_stuck(-ENOSPC, 0, 0));
+	/* A few dozen pages of returning cache moved, hundreds stay. */
+	assert_true(policy_park_stuck(-EBUSY, 60, 762));
+	assert_true(policy_park_stuck(-EBUSY, 0, 20));
+	/* Nearly done: 8,000 moved, 100 arrived meanwhile. */
+	assert_false(policy_park_stuck(-EBUSY, 8000, 100));
+	/* Other errors (interrupted, no memory) are not the region's fault. */
+	assert_false(policy_park_stuck(-EINTR, 0, 5000));
+	assert_false(policy_park_stuck(-ENOMEM, 0, 5000));
+}
+
 static void test_obstacle_backs_off(void **state)
 {
 	struct world w;
@@ -1606,6 +1622,7 @@ int main(void)
 		cmocka_unit_test(test_vacated_seen_late),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_obstacle_backs_off),
+		cmocka_unit_test(test_park_stuck),
 		cmocka_unit_test(test_headroom_counts_parked),
 	};
 
