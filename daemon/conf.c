@@ -99,6 +99,7 @@ static const struct key keys[] = {
 	{ K("Policy", "Park"), KEY_BOOL, POL(park), 0, 1 },
 	{ K("Policy", "Bias"), KEY_BOOL, POL(bias), 0, 1 },
 	{ K("Policy", "DropCache"), KEY_BOOL, POL(drop_cache), 0, 1 },
+	{ K("Policy", "CheckpointJournals"), KEY_BOOL, POL(checkpoint_journals), 0, 1 },
 	{ K("Policy", "PaybackSec"), KEY_SEC, POL(payback_sec), 1, 10U * 365 * 86400 },
 
 	/* Model constants: non-negative, finite, at most a million. */

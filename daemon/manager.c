@@ -26,6 +26,7 @@
 #include "power-model.h"
 #include "log.h"
 #include "manager.h"
+#include "fs-checkpoint.h"
 #include "procfs-util.h"
 #include "psi-monitor.h"
 #include "reclaim-watch.h"
@@ -464,6 +465,7 @@ static void start_sample(struct manager *m, struct rpm_region *reg)
 	m->sample_region[slot] = reg->id;
 }
 
+static bool checkpoint_journals(struct manager *m, const struct rpm_region *reg, usec_t_ now);
 static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
 		    usec_t_ now);
 
@@ -637,8 +639,12 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		 * asking again every pass.  The obstacle code only has to be
 		 * non-zero.
 		 */
-		if (policy_park_stuck(r, res.migrated + res.dropped, region_used_pages(reg)) ||
-		    !(backend_caps(m->backend) & RPM_CAP_MIGRATE))
+		if (r == -EBUSY && policy_park_stuck(r, res.migrated + res.dropped,
+						     region_used_pages(reg)) &&
+		    checkpoint_journals(m, reg, now)) {
+			/* Buffers the journals pinned can move now: try again. */
+		} else if (policy_park_stuck(r, res.migrated + res.dropped, region_used_pages(reg)) ||
+			   !(backend_caps(m->backend) & RPM_CAP_MIGRATE))
 			policy_note_obstacle(&m->config.policy, reg, now,
 					     res.obstacle ? res.obstacle : REGIONPM_OBSTACLE_KERNEL, 0);
 		else if (a->compact_first)
@@ -669,6 +675,37 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 	       reg->id, reg->parked_pages, res.migrated, res.elapsed_ns / 1e6,
 	       a->reason ? a->reason : "");
 	note(m, MANAGER_NOTE_PARKED, reg->id, 0);
+}
+
+/*
+ * A park was refused with page cache left in the region that would not
+ * move: if CheckpointJournals= allows and the last checkpoint is a minute
+ * old, checkpoint every ext4 journal (fs-checkpoint.h says why that frees
+ * such pages).  Returns true if at least one journal was checkpointed.
+ */
+#define CHECKPOINT_MIN_INTERVAL_USEC	(60 * 1000000ULL)
+
+static bool checkpoint_journals(struct manager *m, const struct rpm_region *reg, usec_t_ now)
+{
+	unsigned failed = 0;
+	int n;
+
+	if (!m->config.policy.checkpoint_journals || !reg->detail.valid ||
+	    !(reg->detail.file_clean + reg->detail.file_dirty))
+		return false;
+	if (m->last_checkpoint && now - m->last_checkpoint < CHECKPOINT_MIN_INTERVAL_USEC)
+		return false;
+	m->last_checkpoint = now;
+	n = fs_checkpoint_ext4(m->root, &failed);
+	if (n < 0) {
+		log_info("cannot read the mount table to checkpoint ext4 journals: %s", strerror(-n));
+		return false;
+	}
+	m->checkpoints += n;
+	log_info("region %u: page cache would not move: checkpointed %d ext4 journal%s"
+		 " (%u refused) so that the metadata buffers they pinned can move",
+		 reg->id, n, n == 1 ? "" : "s", failed);
+	return n > 0;
 }
 
 /* The kernel's hold timeout (regionpm.hold_timeout_ms); 0 without holds. */

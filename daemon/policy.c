@@ -64,6 +64,7 @@ void policy_config_defaults(struct rpm_policy_config *cfg)
 		.hysteresis_percent = RPM_DEF_HYSTERESIS_PERCENT,
 		.reclaim_unpark_pages_per_sec = RPM_DEF_RECLAIM_UNPARK_PPS,
 		.cache_history_sec = RPM_DEF_CACHE_HISTORY_SEC,
+		.checkpoint_journals = RPM_DEF_CHECKPOINT_JOURNALS,
 	};
 }
 

@@ -38,6 +38,7 @@
 #define RPM_DEF_HYSTERESIS_PERCENT	3	/* park above headroom + this, unpark below headroom */
 #define RPM_DEF_RECLAIM_UNPARK_PPS	1024	/* 4 MiB/s of refaults or kswapd steals */
 #define RPM_DEF_CACHE_HISTORY_SEC	600	/* room kept for recently evicted cache */
+#define RPM_DEF_CHECKPOINT_JOURNALS	true	/* flush ext4 journals whose buffers pin a region */
 
 /* Tunables; every one is a config key (see conf.h / regionpmd.conf(5)). */
 struct rpm_policy_config {
@@ -64,6 +65,8 @@ struct rpm_policy_config {
 	uint64_t reclaim_unpark_pages_per_sec;
 	/* cache evicted by reclaim or by us within this long keeps its room */
 	unsigned cache_history_sec;
+	/* checkpoint ext4 journals when their pinned buffers keep a region from parking */
+	bool checkpoint_journals;
 };
 
 /* What the system looks like right now. */

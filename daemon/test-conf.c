@@ -125,6 +125,7 @@ static const struct {
 	{ "Policy.Park", "yes" },
 	{ "Policy.Bias", "yes" },
 	{ "Policy.DropCache", "yes" },
+	{ "Policy.CheckpointJournals", "yes" },
 	{ "Policy.PaybackSec", "3600" },
 	{ "Power.MigrateCostMicrojoulePerPage", "30" },
 	{ "Power.RegionSavingMilliwatt", "25" },

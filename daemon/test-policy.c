@@ -1258,6 +1258,16 @@ static void test_reclaim_watch_burst(void **state)
 	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
 }
 
+/* Region 7 parked by us, vmstat read, the first pass (no rate yet) done. */
+static void parked_and_sampled(struct world *w)
+{
+	world_init(w);
+	set_parked(w, 7, true, T0 - 30 * SEC);
+	w->sys.vmstat_valid = true;
+	w->sys.pgsteal = 1000;
+	decide(w);
+}
+
 /*
  * kswapd stealing room for pages we just moved is the cost of our own
  * consolidation: no region comes back for it.  Steals beyond what we
@@ -1268,11 +1278,7 @@ static void test_reclaim_after_our_moves(void **state)
 	struct world w;
 
 	(void)state;
-	world_init(&w);
-	set_parked(&w, 7, true, T0 - 30 * SEC);
-	w.sys.vmstat_valid = true;
-	w.sys.pgsteal = 1000;
-	decide(&w);
+	parked_and_sampled(&w);
 	/* We moved 20,000 pages; kswapd stole 18,000 in the next 2 s. */
 	w.st.total_migrated += 20000;
 	w.sys.now += 2 * SEC;
@@ -1288,10 +1294,7 @@ static void test_reclaim_after_our_moves(void **state)
 	assert_true(has(&w, RPM_ACT_UNPARK, 7));
 
 	/* Refaults are demand whatever we moved. */
-	world_init(&w);
-	set_parked(&w, 7, true, T0 - 30 * SEC);
-	w.sys.vmstat_valid = true;
-	decide(&w);
+	parked_and_sampled(&w);
 	w.st.total_migrated += 50000;
 	w.sys.now += 2 * SEC;
 	w.sys.refault_file += 10000;
@@ -1299,10 +1302,7 @@ static void test_reclaim_after_our_moves(void **state)
 	assert_true(has(&w, RPM_ACT_UNPARK, 7));
 
 	/* The credit expires: steals long after the moves count. */
-	world_init(&w);
-	set_parked(&w, 7, true, T0 - 30 * SEC);
-	w.sys.vmstat_valid = true;
-	decide(&w);
+	parked_and_sampled(&w);
 	w.st.total_migrated += 50000;
 	w.sys.now += SEC;
 	decide(&w);			/* the moves are seen here */
