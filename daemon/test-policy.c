@@ -1223,6 +1223,44 @@ static void test_cache_growth_defers_parking(void **state)
 }
 
 /*
+ * The page cache grows into the last free memory: a region comes back
+ * before reclaim evicts anything, the lowest parked one; with room to
+ * grow into, nothing comes back.
+ */
+static void test_growth_unparks_ahead(void **state)
+{
+	struct world w;
+
+	(void)state;
+	for (int low = 1; low >= 0; low--) {
+		world_init(&w);
+		set_parked(&w, 5, true, 0);
+		set_parked(&w, 6, true, 0);
+		set_parked(&w, 7, true, 0);
+		/* Regions 2-4 full of cache (low: under a region free) or 2 only. */
+		set_used(&w, 2, RP, RP);
+		if (low) {
+			set_used(&w, 3, RP, RP);
+			set_used(&w, 4, RP, RP);
+		}
+		w.reclaimable += 3 * RP;	/* MemAvailable stays well above the headroom */
+		w.sys.vmstat_valid = true;
+		w.st.grow_base_when = T0 - 2 * SEC;
+		w.st.grow_base = 1000;
+		w.sys.file_pages = 1000 + RP / 2;
+		decide(&w);
+		if (low) {
+			assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+			assert_true(has(&w, RPM_ACT_UNPARK, 5));
+			assert_true(w.st.plan.short_of_memory);
+		} else {
+			assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+		}
+		assert_int_equal(count_parks(&w), 0);
+	}
+}
+
+/*
  * A burst the manager's reclaim watch saw between two passes a minute
  * apart brings memory back although the minute's average is low.
  */
@@ -1607,6 +1645,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
 		cmocka_unit_test(test_reclaim_watch_burst),
+		cmocka_unit_test(test_growth_unparks_ahead),
 		cmocka_unit_test(test_reclaim_after_our_moves),
 		cmocka_unit_test(test_cache_growth_defers_parking),
 		cmocka_unit_test(test_cache_room),
