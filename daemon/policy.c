@@ -900,14 +900,24 @@ static void hold_targets(struct pass *p)
 
 	for (size_t k = p->n_regions; k-- > 0;) {
 		struct rpm_region *r = &p->regions[k];
+		/*
+		 * A held target that only waits (backing off after a refused
+		 * park or a refill) and is mostly empty keeps its hold: ended,
+		 * the moves out of the other targets filled it (fileserver at
+		 * 8 GiB: a region left with one kernel page took 32,768 pages
+		 * back and had to be emptied again; moved/resident 2.89).
+		 */
+		bool waiting = r->role == RPM_ROLE_PINNED && p->sys->now < r->backoff_until &&
+			       !region_has_unmovable(r) && r->free_pages * 2 >= r->managed_pages;
 
-		if (held_by_us(r) && r->role != RPM_ROLE_TARGET && r->role != RPM_ROLE_SPARE) {
+		if (held_by_us(r) && r->role != RPM_ROLE_TARGET && r->role != RPM_ROLE_SPARE &&
+		    !waiting) {
 			if (!emit(p, RPM_ACT_UNPARK, r->id, 0, 0, "kept after all: hold ends"))
 				return;
 			p->avail += r->free_pages;
 			continue;
 		}
-		if (r->role != RPM_ROLE_TARGET || !p->sys->can_hold)
+		if ((r->role != RPM_ROLE_TARGET && !waiting) || !p->sys->can_hold)
 			continue;
 		if (held_by_us(r)) {
 			if (renew && p->sys->now - r->hold_since >= renew &&
@@ -915,7 +925,7 @@ static void hold_targets(struct pass *p)
 				return;
 			continue;
 		}
-		if (r->state != RPM_REGION_ACTIVE || p->sys->now < r->backoff_until)
+		if (waiting || r->state != RPM_REGION_ACTIVE || p->sys->now < r->backoff_until)
 			continue;
 		/* Hold only what vacate() will empty: what can be parked then. */
 		classify(p, r, &pl);

@@ -1515,6 +1515,25 @@ static void test_holds(void **state)
 	w.sys.now += 20 * SEC;
 	decide(&w);
 	assert_true(has(&w, RPM_ACT_HOLD, 6));
+	/*
+	 * Region 7 nearly emptied, its park refused (backing off): the hold
+	 * stays and is renewed, so the other target's moves cannot fill it;
+	 * a region that turns out to hold slab loses its hold.
+	 */
+	w.r[7].free_pages = RP - 1;
+	w.r[7].detail.free = RP - 1;
+	w.r[7].detail.anon = 0;
+	w.r[7].detail.when = w.sys.now;
+	w.r[7].backoff_until = w.sys.now + 30 * SEC;
+	w.r[7].hold_since = w.sys.now - 21 * SEC;
+	decide(&w);
+	assert_false(has(&w, RPM_ACT_UNPARK, 7));
+	assert_true(has(&w, RPM_ACT_HOLD, 7));
+	w.r[7].hold_since = w.sys.now;
+	w.r[7].detail.slab = 1;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 7));
+	w.r[7].detail.slab = 0;
 	/* Memory short: holds go first, before parked regions. */
 	set_parked(&w, 5, true, T0);
 	w.mem_explicit = true;
