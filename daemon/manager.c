@@ -582,6 +582,7 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 {
 	struct rpm_compact_result res = { 0 };
 	uint32_t mode = a->mode;
+	bool stuck;
 	int r;
 
 	if (m->dry_run) {
@@ -639,12 +640,11 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		 * asking again every pass.  The obstacle code only has to be
 		 * non-zero.
 		 */
-		if (r == -EBUSY && policy_park_stuck(r, res.migrated + res.dropped,
-						     region_used_pages(reg)) &&
-		    checkpoint_journals(m, reg, now)) {
-			/* Buffers the journals pinned can move now: try again. */
-		} else if (policy_park_stuck(r, res.migrated + res.dropped, region_used_pages(reg)) ||
-			   !(backend_caps(m->backend) & RPM_CAP_MIGRATE))
+		stuck = policy_park_stuck(r, res.migrated + res.dropped, region_used_pages(reg));
+		/* Buffers the journals pinned can move after a checkpoint: try again. */
+		if (stuck && r == -EBUSY && checkpoint_journals(m, reg, now))
+			return;
+		if (stuck || !(backend_caps(m->backend) & RPM_CAP_MIGRATE))
 			policy_note_obstacle(&m->config.policy, reg, now,
 					     res.obstacle ? res.obstacle : REGIONPM_OBSTACLE_KERNEL, 0);
 		else if (a->compact_first)
@@ -701,7 +701,6 @@ static bool checkpoint_journals(struct manager *m, const struct rpm_region *reg,
 		log_info("cannot read the mount table to checkpoint ext4 journals: %s", strerror(-n));
 		return false;
 	}
-	m->checkpoints += n;
 	log_info("region %u: page cache would not move: checkpointed %d ext4 journal%s"
 		 " (%u refused) so that the metadata buffers they pinned can move",
 		 reg->id, n, n == 1 ? "" : "s", failed);

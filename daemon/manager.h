@@ -76,8 +76,7 @@ struct manager {
 	uint64_t migrated, dropped, failed;
 	unsigned compacts, parks, unparks, released_by_kernel, protected_forced;
 	unsigned errors;		/* kernel requests (compact, park, unpark) that failed */
-	unsigned checkpoints;		/* ext4 journal checkpoints asked for (CheckpointJournals=) */
-	usec_t_ last_checkpoint;
+	usec_t_ last_checkpoint;		/* of the ext4 journals (CheckpointJournals=) */
 	int metrics_error;		/* of the last MetricsFile= write */
 
 	/* D-Bus (bus.c): told what happened, so it can send signals and
