@@ -41,6 +41,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -76,6 +77,9 @@
 #define HOG_TIMEOUT_MS		240000	/* TCG is slow at touching memory */
 #define FILL_CHUNK		(32 * MiB)
 #define SCRATCH_DIR		"/mnt/scratch"
+#ifndef EXT4_IOC_CHECKPOINT	/* linux/ext4.h: Linux 5.13, not in every libc's headers */
+#define EXT4_IOC_CHECKPOINT	_IOW('f', 43, __u32)
+#endif
 
 #define BIT64(n)		(1ULL << (n))
 #define HAS(obj, attr)		(!!((obj)->present & BIT64(attr)))
@@ -1226,6 +1230,7 @@ static int pick_candidates(const struct regions *rs, uint32_t *ids, int max,
 static int park_first(struct __test_metadata *_metadata, struct rpm *s,
 		      const uint32_t *ids, int n, struct rpm_compact_res *res)
 {
+	struct rpm_region left;
 	struct rpm_ack ack;
 	int i, err;
 
@@ -1235,6 +1240,8 @@ static int park_first(struct __test_metadata *_metadata, struct rpm *s,
 			return i;
 		TH_LOG("parking region %u failed: %s, extack \"%s\"", ids[i],
 		       strerror(-err), ack.msg);
+		if (!rpm_region_get(s, ids[i], true, &left, &ack))
+			log_region(_metadata, "refused", &left);
 	}
 	return -1;
 }
@@ -2426,7 +2433,33 @@ TEST_F_TIMEOUT(regionpm, compact_drop_keeps_hot_cache, 900)
  * Parking helpers shared by tests 6-9.
  */
 
-/* Park candidates: no unmovable pages, highest first; @rs gets the dump. */
+/*
+ * Write back and checkpoint the scratch disk's journal.  Until jbd2
+ * checkpoints a transaction it holds a reference on the buffer heads of the
+ * metadata it logged, so the block device's page cache pages carrying them
+ * can be neither migrated nor dropped: after the tests that write hundreds of
+ * MiB to /mnt/scratch they sit in regions that look movable and parking those
+ * fails with EBUSY.  regionpmd does the same (daemon/fs-checkpoint.c).
+ */
+static void checkpoint_scratch(struct __test_metadata *_metadata)
+{
+	__u32 flags = 0;
+	int fd;
+
+	sync();
+	fd = open(SCRATCH_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;		/* no scratch disk: nothing was written there */
+	if (ioctl(fd, EXT4_IOC_CHECKPOINT, &flags) && errno != ENOTTY &&
+	    errno != EOPNOTSUPP)
+		TH_LOG("checkpointing %s: %s", SCRATCH_DIR, strerror(errno));
+	close(fd);
+}
+
+/*
+ * Park candidates: no unmovable pages, highest first; @rs gets the dump.
+ * The scratch journal is checkpointed first (see checkpoint_scratch()).
+ */
 static int park_candidates(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(regionpm) *self, struct regions *rs,
 			   uint32_t *ids, int max)
@@ -2434,6 +2467,7 @@ static int park_candidates(struct __test_metadata *_metadata,
 	struct rpm_ack ack;
 	int err;
 
+	checkpoint_scratch(_metadata);
 	err = regions_dump(&self->rpm, true, rs, &ack);
 	if (err) {
 		TH_LOG("dump: %s, extack \"%s\"", strerror(-err), ack.msg);
@@ -2676,8 +2710,12 @@ TEST_F_TIMEOUT(regionpm, sigkill_owner_releases, 600)
 	n = read(p[0], line, sizeof(line) - 1);
 	ASSERT_LT(0, n) TH_LOG("the child died before reporting");
 	line[n] = '\0';
-	ASSERT_EQ(3, sscanf(line, "parked %u %u %" SCNu64, &id, &portid, &parked))
-		TH_LOG("the child could not park a region: %s", line);
+	if (sscanf(line, "parked %u %u %" SCNu64, &id, &portid, &parked) != 3) {
+		for (int i = 0; i < ncand; i++)
+			if (!rpm_region_get(&self->rpm, cands[i], true, &r, &ack))
+				log_region(_metadata, "refused", &r);
+		ASSERT_TRUE(false) TH_LOG("the child could not park a region: %s", line);
+	}
 
 	ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
 	EXPECT_STREQ("parked", state_name(r.state));
@@ -2745,7 +2783,11 @@ TEST_F_TIMEOUT(regionpm, pressure_releases_without_oom, 900)
 			continue;
 		err = rpm_park(&self->rpm, cands[i], true, &res, &ack);
 		if (err) {
+			struct rpm_region left;
+
 			TH_LOG("parking region %u: %s \"%s\"", cands[i], strerror(-err), ack.msg);
+			if (!rpm_region_get(&self->rpm, cands[i], true, &left, &ack))
+				log_region(_metadata, "refused", &left);
 			continue;
 		}
 		parked_ids[nparked++] = cands[i];
