@@ -20,7 +20,10 @@
 # switches and CPU time are read; bench/aggregate.py computes the bounds and
 # ratios from the snapshots.  Per phase: wall time and sectors read from the
 # scratch disk.  BENCH_SAMPLE_SECS (default 3) is the period of the summary
-# samples for the plot.
+# samples for the plot.  REGIONPM_BENCH_TRACE=1 (run-vm passes REGIONPM_* into
+# the guest) also records with every sample each region's unmovable pages
+# that are not reserved and its free pages (id:unmovable:free): where slab
+# lands over time (issue 10); the JSON's trace_regions.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cfg=${1:?config}
@@ -167,9 +170,14 @@ echo fill > "$work/phase"
 (
 	while :; do
 		t=$(since "$T0")
-		"$judge" | tail -1 | awk -v t="$t" -v ph="$(cat "$work/phase")" -v mt="$(mi MemTotal)" \
+		"$judge" > "$work/judge.now"
+		tail -1 "$work/judge.now" | awk -v t="$t" -v ph="$(cat "$work/phase")" -v mt="$(mi MemTotal)" \
 			'{ for (i = 1; i < NF; i++) v[$i] = $(i + 1)
 			   print t, ph, v["empty"], v["regions"], v["with-unmovable"], v["bound-simple"], v["bound-tight"], mt }'
+		# region present free unmovable kernel used reserved
+		[ "${REGIONPM_BENCH_TRACE:-0}" = 1 ] &&
+			awk -v t="$t" 'NR > 1 && $1 ~ /^[0-9]+$/ { u = u " " $1 ":" $4 - $7 ":" $3 }
+				       END { print t u }' "$work/judge.now" >> "$work/trace"
 		sleep "$period"
 	done
 ) > "$work/samples" &
@@ -254,7 +262,7 @@ done > "$work/nodes"
 
 # ---- JSON -----------------------------------------------------------------
 /usr/bin/python3 - "$work" "$cfg" "$workload" "$hot_secs" "$(since "$T0")" > "$work/result.json" <<'PY'
-import json, sys
+import json, os, sys
 w, cfg, workload, hot_secs, run_secs = sys.argv[1:6]
 
 def val(v):
@@ -292,6 +300,8 @@ for line in open(w + "/samples"):
                     "with_unmovable": int(f[4]), "bound_simple": int(f[5]),
                     "bound_tight": int(f[6]), "mem_total_kb": int(f[7])})
 res["samples"] = samples
+if os.path.exists(w + "/trace"):
+    res["trace_regions"] = [line.split() for line in open(w + "/trace")]
 # the names make demo (scripts/demo.sh) reads
 res["end"], res["end_regions"] = res["snap"]["end"]["judge"], res["snap"]["end"]["regions"]
 res["before_hot"], res["before_regions"] = res["snap"]["free"]["judge"], res["snap"]["free"]["regions"]

@@ -20,6 +20,8 @@
 #   BENCH_HOT_SECS=125    the hot phase ends this long after the frees
 #                         (snapshots at 30, 60 and 120 s need more than 120)
 #   BENCH_KEEP=DIR        keep the per-run JSON and console logs in DIR
+#   REGIONPM_BENCH_TRACE=1  record per sample each region's slab/page-table
+#                         and free pages (trace_regions in each run's JSON)
 #   BENCH_RELEASE_SIZES="2G 8G"  guests for the release latency (below);
 #                         "" skips it
 #
