@@ -959,8 +959,12 @@ static void on_reclaim_watch(struct reclaim_watch *w, uint64_t pages, void *user
 	struct manager *m = userdata;
 
 	(void)w;
-	log_debug("reclaim watch: %" PRIu64 " pages evicted or refaulted in %llu s: deciding now",
-		  pages, RECLAIM_WATCH_USEC / 1000000);
+	if (pages)
+		log_debug("reclaim watch: %" PRIu64 " pages evicted or refaulted in %llu s: deciding now",
+			  pages, RECLAIM_WATCH_USEC / 1000000);
+	else
+		log_debug("reclaim watch: free memory reached the plan's mark of %" PRIu64
+			  " pages: deciding now", m->pstate.plan.wake_free_pages);
 	m->reclaim_watch_pages += pages;
 	wake_pass(m, 0);
 }
@@ -979,6 +983,7 @@ static void arm_reclaim_watch(struct manager *m)
 	}
 	reclaim_watch_arm(m->reclaim_watch, ours && !m->exiting,
 			  m->config.policy.reclaim_unpark_pages_per_sec);
+	reclaim_watch_wake_at_free(m->reclaim_watch, m->pstate.plan.wake_free_pages);
 }
 
 int manager_pass(struct manager *m)

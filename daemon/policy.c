@@ -1125,6 +1125,28 @@ uint64_t policy_headroom_pages(const struct rpm_policy_config *cfg, uint64_t mem
 	return pct_of(all_memory(&sys, regions, n), cfg->headroom_percent);
 }
 
+/*
+ * Converged, the daemon sleeps up to IdleIntervalSec= between passes; memory
+ * freed meanwhile (a process that shrinks or exits) can let the plan do
+ * without one more region.  That happens once MemFree has grown by what
+ * the keep set's spare capacity lacks of a region: the mark the reclaim
+ * watch compares MemFree with.  At least a quarter of a region above
+ * today's, so small changes do not wake it.  Seen on vmhost at 2 GiB: in
+ * the hot phase the converged passes came 20, 40 and 60 s apart, and
+ * memory freed after one waited for the next.
+ */
+static uint64_t wake_mark(const struct pass *p)
+{
+	const struct rpm_plan_summary *sum = &p->st->plan;
+	uint64_t spare = sum->keep_capacity > sum->need_pages ?
+			 sum->keep_capacity - sum->need_pages : 0;
+	uint64_t gap = p->region_pages > spare ? p->region_pages - spare : 0;
+
+	if (gap < p->region_pages / 4)
+		gap = p->region_pages / 4;
+	return p->sys->mem_free_pages + gap;
+}
+
 size_t policy_decide(const struct rpm_policy_config *cfg,
 		     struct rpm_policy_state *st,
 		     const struct rpm_system *sys,
@@ -1156,6 +1178,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	st->pingpong_backoff = sec_to_usec(cfg->pingpong_backoff_sec);
 	st->pressure_pending = false;
 	st->plan.converged = false;
+	st->plan.wake_free_pages = 0;
 	st->plan.short_of_memory = false;
 	refill_tokens(cfg, st, sys);
 
@@ -1233,6 +1256,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	 * and only an event or a change of memory can make it possible.
 	 */
 	st->plan.converged = p.n == 0 && !p.waiting;
+	st->plan.wake_free_pages = st->plan.converged ? wake_mark(&p) : 0;
 	return p.n;
 }
 

@@ -185,6 +185,12 @@ struct rpm_policy_state {
 		uint64_t shortfall;	/* pages the active regions cannot hold */
 		bool converged;		/* nothing left to do but watch */
 		/*
+		 * Converged: MemFree (pages) at or above which the plan needs
+		 * one region less, so the daemon should look again (0: no
+		 * mark).  The manager's reclaim watch reads it.
+		 */
+		uint64_t wake_free_pages;
+		/*
 		 * The last pass gave memory back for pressure or a headroom
 		 * shortfall: decide again within RPM_POLICY_SHORT_POLL_MSEC,
 		 * since an allocation burst outruns a one-second pass and

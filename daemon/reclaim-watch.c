@@ -21,6 +21,7 @@ struct reclaim_watch {
 	sd_event_source *timer;
 	const char *root;
 	uint64_t period_usec, limit;
+	uint64_t wake_free;		/* call back once MemFree reaches it (0: never) */
 	struct reclaim_rate rate;
 	reclaim_watch_cb cb;
 	void *userdata;
@@ -45,8 +46,12 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		pages = reclaim_rate_feed(&w->rate, mono_usec(),
 					  vm.pgsteal_kswapd + vm.pgsteal_direct,
 					  vm.workingset_refault_file, w->limit);
-		if (pages)
+		if (pages) {
 			w->cb(w, pages, w->userdata);
+		} else if (w->wake_free && vm.nr_free_pages >= w->wake_free) {
+			w->wake_free = 0;	/* once: the next pass sets a new mark */
+			w->cb(w, 0, w->userdata);
+		}
 	}
 	/* The callback may have disarmed the watch. */
 	if (w->limit)
@@ -105,6 +110,12 @@ void reclaim_watch_arm(struct reclaim_watch *w, bool on, uint64_t limit_per_sec)
 		sd_event_source_set_enabled(w->timer, SD_EVENT_ON);
 	}
 	w->limit = limit_per_sec;
+}
+
+void reclaim_watch_wake_at_free(struct reclaim_watch *w, uint64_t free_pages)
+{
+	if (w)
+		w->wake_free = free_pages;
 }
 
 bool reclaim_watch_armed(const struct reclaim_watch *w)

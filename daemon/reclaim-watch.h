@@ -7,7 +7,9 @@
  * <root>/proc/vmstat every period (one small read) and calls back when
  * pgsteal_kswapd + pgsteal_direct or workingset_refault_file grew faster
  * than the limit over the period.  The manager keeps it armed only while
- * it has parked or held regions.
+ * it has parked or held regions.  While armed it also calls back (with 0
+ * pages) when nr_free_pages reaches the mark the policy left after a
+ * converged pass: freed memory that lets the plan do with one region less.
  */
 #pragma once
 
@@ -27,6 +29,7 @@ uint64_t reclaim_rate_feed(struct reclaim_rate *r, uint64_t now_usec, uint64_t s
 			   uint64_t refault, uint64_t limit_per_sec);
 
 struct reclaim_watch;
+/* @pages: reclaimed faster than the limit, or 0: MemFree reached the mark. */
 typedef void (*reclaim_watch_cb)(struct reclaim_watch *w, uint64_t pages, void *userdata);
 
 int reclaim_watch_new(sd_event *e, const char *root, uint64_t period_usec,
@@ -34,4 +37,6 @@ int reclaim_watch_new(sd_event *e, const char *root, uint64_t period_usec,
 struct reclaim_watch *reclaim_watch_free(struct reclaim_watch *w);
 /* Arm (reading from now on) or disarm; @limit_per_sec 0 disarms too. */
 void reclaim_watch_arm(struct reclaim_watch *w, bool on, uint64_t limit_per_sec);
+/* Call back once nr_free_pages is at least @free_pages (0: no mark). */
+void reclaim_watch_wake_at_free(struct reclaim_watch *w, uint64_t free_pages);
 bool reclaim_watch_armed(const struct reclaim_watch *w);

@@ -589,6 +589,24 @@ static void test_keep_set_moves_nothing_needlessly(void **state)
 	assert_int_equal(count_work(&w), 0);
 	assert_int_equal(w.r[6].role, RPM_ROLE_KEEP);
 	assert_true(w.st.plan.converged);
+	/*
+	 * Converged, it leaves a mark for the reclaim watch: once that much
+	 * is free, the plan does with one region less.  Not past a region's
+	 * worth of freeing, and the pass at the mark has work to do.
+	 */
+	{
+		uint64_t mark = w.st.plan.wake_free_pages;
+		uint64_t freed = mark - w.sys.mem_free_pages;
+
+		assert_true(mark > w.sys.mem_free_pages);
+		assert_true(freed <= RP);
+		set_used(&w, 5, RP - freed, 0);
+		w.sys.now += SEC;
+		decide(&w);
+		assert_int_equal(w.sys.mem_free_pages, mark);
+		assert_true(count_work(&w) > 0);
+		assert_int_equal(w.st.plan.wake_free_pages, 0);	/* not converged */
+	}
 
 	world_init(&w);
 	set_used(&w, 6, 12000, 0);

@@ -23,6 +23,7 @@
 #define SEC 1000000ULL
 
 static char root[256];
+static uint64_t free_pages = 1000;	/* nr_free_pages in the fixture */
 
 static void write_vmstat(uint64_t steal_kswapd, uint64_t steal_direct, uint64_t refault)
 {
@@ -32,8 +33,9 @@ static void write_vmstat(uint64_t steal_kswapd, uint64_t steal_direct, uint64_t 
 	snprintf(p, sizeof(p), "%s/proc/vmstat", root);
 	f = fopen(p, "w");
 	assert_non_null(f);
-	fprintf(f, "nr_free_pages 1000\nworkingset_refault_file %llu\n"
+	fprintf(f, "nr_free_pages %llu\nworkingset_refault_file %llu\n"
 		   "pgsteal_kswapd %llu\npgsteal_direct %llu\n",
+		(unsigned long long)free_pages,
 		(unsigned long long)refault, (unsigned long long)steal_kswapd,
 		(unsigned long long)steal_direct);
 	fclose(f);
@@ -156,12 +158,85 @@ static void test_timer(void **state)
 	sd_event_unref(e);
 }
 
+struct calls {
+	unsigned n, zero;
+};
+
+static void on_call(struct reclaim_watch *w, uint64_t pages, void *userdata)
+{
+	struct calls *c = userdata;
+
+	(void)w;
+	c->n++;
+	c->zero += !pages;
+}
+
+/*
+ * The free-memory mark: one call (0 pages) once MemFree reaches it, none
+ * below it, none again until a new mark is set, none while disarmed.
+ */
+static void test_free_mark(void **state)
+{
+	struct reclaim_watch *w = NULL;
+	struct calls c = { 0 };
+	sd_event *e = NULL;
+
+	(void)state;
+	free_pages = 1000;
+	write_vmstat(0, 0, 0);
+	assert_int_equal(sd_event_new(&e), 0);
+	assert_int_equal(reclaim_watch_new(e, root, 100000, on_call, &c, &w), 0);
+	reclaim_watch_wake_at_free(w, 5000);
+	/* Disarmed: the mark alone reads nothing. */
+	free_pages = 9000;
+	write_vmstat(0, 0, 0);
+	for (int i = 0; i < 3; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(c.n, 0);
+	/* Armed, below the mark: nothing. */
+	free_pages = 4999;
+	write_vmstat(0, 0, 0);
+	reclaim_watch_arm(w, true, 1024);
+	for (int i = 0; i < 3; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(c.n, 0);
+	/* At the mark: one call, with 0 pages; then no more. */
+	free_pages = 5000;
+	write_vmstat(0, 0, 0);
+	for (int i = 0; i < 5; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.zero, 1);
+	/* A new mark above: nothing until MemFree gets there. */
+	reclaim_watch_wake_at_free(w, 20000);
+	for (int i = 0; i < 3; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(c.n, 1);
+	/* Reclaim still reports its pages (not 0) while a mark is set. */
+	write_vmstat(100000, 0, 0);
+	for (int i = 0; i < 4 && c.n == 1; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(c.zero, 1);
+	/* Mark 0: never. */
+	reclaim_watch_wake_at_free(w, 0);
+	free_pages = 1000000;
+	write_vmstat(100000, 0, 0);
+	for (int i = 0; i < 3; i++)
+		sd_event_run(e, 150000);
+	assert_int_equal(c.n, 2);
+	reclaim_watch_free(w);
+	sd_event_unref(e);
+	free_pages = 1000;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_step),
 		cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_free_mark, setup, teardown),
 	};
 
 	rpm_log_max_level = LOG_WARNING;	/* keep the TAP output clean */
