@@ -140,7 +140,8 @@ check: deps
 	@tests/run-checks
 
 # The kselftest once more on the debug kernel (lockdep, KASAN, DEBUG_VM,
-# DEBUG_PAGEALLOC): run-vm fails the suite on any splat in the console.
+# DEBUG_PAGEALLOC) with the bias on: run-vm fails the suite on any splat in
+# the console.
 check-debug: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/kernel-build.sh debug >/dev/null
