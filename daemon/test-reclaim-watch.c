@@ -171,6 +171,13 @@ static void on_call(struct reclaim_watch *w, uint64_t pages, void *userdata)
 	c->zero += !pages;
 }
 
+/* Let the 100-ms watch timer run about @n times. */
+static void run_periods(sd_event *e, int n)
+{
+	for (int i = 0; i < n; i++)
+		sd_event_run(e, 150000);
+}
+
 /*
  * The free-memory mark: one call (0 pages) once MemFree reaches it, none
  * below it, none again until a new mark is set, none while disarmed.
@@ -190,27 +197,23 @@ static void test_free_mark(void **state)
 	/* Disarmed: the mark alone reads nothing. */
 	free_pages = 9000;
 	write_vmstat(0, 0, 0);
-	for (int i = 0; i < 3; i++)
-		sd_event_run(e, 150000);
+	run_periods(e, 3);
 	assert_int_equal(c.n, 0);
 	/* Armed, below the mark: nothing. */
 	free_pages = 4999;
 	write_vmstat(0, 0, 0);
 	reclaim_watch_arm(w, true, 1024);
-	for (int i = 0; i < 3; i++)
-		sd_event_run(e, 150000);
+	run_periods(e, 3);
 	assert_int_equal(c.n, 0);
 	/* At the mark: one call, with 0 pages; then no more. */
 	free_pages = 5000;
 	write_vmstat(0, 0, 0);
-	for (int i = 0; i < 5; i++)
-		sd_event_run(e, 150000);
+	run_periods(e, 5);
 	assert_int_equal(c.n, 1);
 	assert_int_equal(c.zero, 1);
 	/* A new mark above: nothing until MemFree gets there. */
 	reclaim_watch_wake_at_free(w, 20000);
-	for (int i = 0; i < 3; i++)
-		sd_event_run(e, 150000);
+	run_periods(e, 3);
 	assert_int_equal(c.n, 1);
 	/* Reclaim still reports its pages (not 0) while a mark is set. */
 	write_vmstat(100000, 0, 0);
@@ -222,8 +225,7 @@ static void test_free_mark(void **state)
 	reclaim_watch_wake_at_free(w, 0);
 	free_pages = 1000000;
 	write_vmstat(100000, 0, 0);
-	for (int i = 0; i < 3; i++)
-		sd_event_run(e, 150000);
+	run_periods(e, 3);
 	assert_int_equal(c.n, 2);
 	reclaim_watch_free(w);
 	sd_event_unref(e);
