@@ -1030,12 +1030,20 @@ int manager_pass(struct manager *m)
 
 	n = policy_decide(&m->config.policy, &m->pstate, &sys, m->regions, m->n_regions,
 			  acts, MAX_ACTIONS);
-	log_debug("pass %u at %.1fs: MemAvailable %" PRIu64 "/%" PRIu64 " pages, PSI some %u.%02u%%, %zu action(s)",
+	log_debug("pass %u at %.1fs: MemAvailable %" PRIu64 "/%" PRIu64 " pages, MemFree %" PRIu64
+		  ", PSI some %u.%02u%%, %zu action(s)%s",
 		  m->passes, (sys.now - m->started) / 1e6, sys.mem_available_pages, sys.mem_total_pages,
-		  sys.psi_some_avg10 / 100, sys.psi_some_avg10 % 100, n);
+		  sys.mem_free_pages, sys.psi_some_avg10 / 100, sys.psi_some_avg10 % 100, n,
+		  m->pstate.plan.converged ? ", converged" : "");
 	for (size_t i = 0; i < n && !m->exiting; i++)
 		execute(m, &acts[i], sys.now);
 	m->idle_passes = n ? 0 : m->idle_passes + 1;
+	if (m->pstate.plan.converged && !m->converged)
+		log_info("plan reached: %u regions kept, %u parked; next pass on an event, "
+			 "at %" PRIu64 " free pages, or within IdleIntervalSec=%u",
+			 m->pstate.plan.keep, m->pstate.plan.parked,
+			 m->pstate.plan.wake_free_pages, m->config.idle_interval_sec);
+	m->converged = m->pstate.plan.converged;
 	arm_reclaim_watch(m);
 
 	manager_status(m, status, sizeof(status));

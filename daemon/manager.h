@@ -68,6 +68,7 @@ struct manager {
 	bool need_dump;
 	bool progress;			/* the last pass changed something */
 	unsigned idle_passes;		/* passes in a row without an action */
+	bool converged;			/* the last pass reached the plan (logged once) */
 	bool hold_supported;		/* the kernel knows region-hold */
 	bool exiting;
 	unsigned passes;

@@ -11,6 +11,9 @@
 #     those holding unmovable pages (slab, page tables, reserved, and other
 #     kernel pages, e.g. vmalloc: bound-strict) minus those the remaining
 #     movable pages need;
+#   * once it has reached its plan, memory freed (the anonymous holder
+#     exits) wakes it through the reclaim watch's MemFree mark, not its
+#     idle timer;
 #   * memory pressure (stress-ng --vm taking most memory) gets the parked
 #     regions back with no OOM kill;
 #   * SIGKILL of the daemon gives every parked page back (MemTotal restored);
@@ -44,6 +47,7 @@ holder_pid='' daemon_pid=''
 
 cleanup() {
 	[ -n "$daemon_pid" ] && kill -KILL "$daemon_pid" 2>/dev/null
+	[ -z "$holder_pid" ] && holder_pid=$(cat "$work/holder.pid" 2>/dev/null)
 	[ -n "$holder_pid" ] && kill -KILL "$holder_pid" 2>/dev/null
 	wait 2>/dev/null
 	[ "${REGIONPM_DAEMON_KEEP:-0}" = 1 ] && echo "# logs kept in $work" || rm -rf "$work"
@@ -93,6 +97,7 @@ fragment() {
 	stress-ng --vm 1 --vm-bytes $(( $(meminfo MemTotal) * 15 / 100 ))k --vm-keep \
 		--vm-populate --timeout 3600 --quiet >/dev/null 2>&1 &
 	holder_pid=$!
+	echo "$holder_pid" > "$work/holder.pid"	# tap_check runs this in a subshell
 	# page cache over all regions: 6 files of ~10 % of memory each,
 	# interleaved with short-lived anon churn
 	for i in 1 2 3 4 5 6; do
@@ -222,6 +227,53 @@ hup() {
 		grep -q 'configuration reloaded' "$log"
 }
 tap_check "SIGHUP reloads the configuration" hup
+
+# Memory freed after the plan is reached wakes the daemon: converged, it
+# sleeps up to IdleIntervalSec= (60 s), but the reclaim watch reads MemFree
+# every 2 s against the mark the last pass left.  The holder (15 % of
+# memory) exits; the daemon must decide again well before its idle timer.
+# The holder exits right after a converged pass, so the next idle pass is
+# at least IntervalSec= away and cannot be the one that notices.
+passes() { grep -c 'pass [0-9]* at' "$log"; }
+after_converged_pass() { # wait for the next pass; true if it found the plan reached
+	local n0 i
+	n0=$(passes)
+	for i in $(seq 1 800); do
+		[ "$(passes)" -gt "$n0" ] && break
+		sleep 0.1
+	done
+	sleep 0.2
+	grep 'pass [0-9]* at' "$log" | tail -1 | grep -q ', converged'
+}
+freed_memory_wakes() {
+	local i lines
+	for i in 1 2 3 4 5 6 7 8; do
+		after_converged_pass && break
+	done
+	grep 'pass [0-9]* at' "$log" | tail -1 | grep -q ', converged' ||
+		{ echo "regionpmd did not reach its plan: $(grep 'pass [0-9]* at' "$log" | tail -3)"; return 1; }
+	lines=$(wc -l < "$log")
+	echo "before: MemFree $(meminfo MemFree) kB; $(grep 'plan reached' "$log" | tail -1)"
+	holder_pid=$(cat "$work/holder.pid")
+	kill "$holder_pid" || return 1
+	for i in $(seq 1 50); do
+		kill -0 "$holder_pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	for i in $(seq 1 30); do
+		tail -n +"$((lines + 1))" "$log" | grep -q "reached the plan's mark" && break
+		echo "t=${i}s MemFree $(meminfo MemFree) kB"
+		sleep 1
+	done
+	{
+		echo "holder exited; after ${i}s, MemFree $(meminfo MemFree) kB:"
+		tail -n +"$((lines - 5))" "$log" | head -40
+	} > "$work/freed.txt"
+	cat "$work/freed.txt"
+	tail -n +"$((lines + 1))" "$log" | grep -q "reached the plan's mark"
+}
+tap_check "memory freed after the plan is reached wakes regionpmd before IdleIntervalSec=" freed_memory_wakes
+grep -m6 -E "holder exited|plan's mark|: parked|plan reached" "$work/freed.txt" 2>/dev/null | sed 's/^/# /'
 
 # ---- 4. memory pressure takes the parked regions back, no OOM kill ---------
 pressure() {
