@@ -1199,6 +1199,16 @@ static void log_region(struct __test_metadata *_metadata, const char *what,
 		       r->detail[REGIONPM_A_DETAIL_HUGE]);
 }
 
+/* After a refused park: what region @id still holds, from a fresh scan. */
+static void log_refused(struct __test_metadata *_metadata, struct rpm *s, uint32_t id)
+{
+	struct rpm_region left;
+	struct rpm_ack ack;
+
+	if (!rpm_region_get(s, id, true, &left, &ack))
+		log_region(_metadata, "refused", &left);
+}
+
 /*
  * Regions a test may evacuate or park, highest id first: active, mostly
  * managed, at most @max_unmovable unmovable pages and at least @min_movable
@@ -1230,7 +1240,6 @@ static int pick_candidates(const struct regions *rs, uint32_t *ids, int max,
 static int park_first(struct __test_metadata *_metadata, struct rpm *s,
 		      const uint32_t *ids, int n, struct rpm_compact_res *res)
 {
-	struct rpm_region left;
 	struct rpm_ack ack;
 	int i, err;
 
@@ -1240,8 +1249,7 @@ static int park_first(struct __test_metadata *_metadata, struct rpm *s,
 			return i;
 		TH_LOG("parking region %u failed: %s, extack \"%s\"", ids[i],
 		       strerror(-err), ack.msg);
-		if (!rpm_region_get(s, ids[i], true, &left, &ack))
-			log_region(_metadata, "refused", &left);
+		log_refused(_metadata, s, ids[i]);
 	}
 	return -1;
 }
@@ -2712,8 +2720,7 @@ TEST_F_TIMEOUT(regionpm, sigkill_owner_releases, 600)
 	line[n] = '\0';
 	if (sscanf(line, "parked %u %u %" SCNu64, &id, &portid, &parked) != 3) {
 		for (int i = 0; i < ncand; i++)
-			if (!rpm_region_get(&self->rpm, cands[i], true, &r, &ack))
-				log_region(_metadata, "refused", &r);
+			log_refused(_metadata, &self->rpm, cands[i]);
 		ASSERT_TRUE(false) TH_LOG("the child could not park a region: %s", line);
 	}
 
@@ -2783,11 +2790,8 @@ TEST_F_TIMEOUT(regionpm, pressure_releases_without_oom, 900)
 			continue;
 		err = rpm_park(&self->rpm, cands[i], true, &res, &ack);
 		if (err) {
-			struct rpm_region left;
-
 			TH_LOG("parking region %u: %s \"%s\"", cands[i], strerror(-err), ack.msg);
-			if (!rpm_region_get(&self->rpm, cands[i], true, &left, &ack))
-				log_region(_metadata, "refused", &left);
+			log_refused(_metadata, &self->rpm, cands[i]);
 			continue;
 		}
 		parked_ids[nparked++] = cands[i];
