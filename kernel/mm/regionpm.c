@@ -130,8 +130,33 @@ static unsigned int bias_headroom_pct = 10;
 module_param(bias_headroom_pct, uint, 0644);
 MODULE_PARM_DESC(bias_headroom_pct, "Free memory kept below the automatic frontier (% of managed)");
 
+/*
+ * Free pageblocks the bias keeps in front of each zone's frontier for
+ * unmovable memory that grows: when fewer are left, the front keeper moves
+ * page cache out of front pageblocks into the memory behind.  Without it,
+ * once the front is full of slab and page cache, every new slab pageblock
+ * is claimed wherever memory is free -- under regionpmd, in each region it
+ * gives back, one after the other.
+ */
+static unsigned int bias_front_blocks = 8;
+module_param(bias_front_blocks, uint, 0644);
+MODULE_PARM_DESC(bias_front_blocks, "Free pageblocks the bias keeps in front of the frontier for unmovable memory (0: keeper off)");
+
+/*
+ * Regions in front of the automatic frontier wherever they lie: those
+ * with online pages the buddy allocator does not manage (reserved at
+ * boot: the kernel image, the memmap, firmware tables), which can never
+ * be emptied; unmovable memory placed there costs no region.  Recomputed
+ * with the frontier; empty with a fixed frontier.
+ */
+static unsigned long *pinned;
+
 static void frontier_workfn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(frontier_work, frontier_workfn);
+static void front_workfn(struct work_struct *work);
+static DECLARE_WORK(front_work, front_workfn);
+static void front_irq_workfn(struct irq_work *work);
+static DEFINE_IRQ_WORK(front_irq_work, front_irq_workfn);
 
 static int bias_set(const char *val, const struct kernel_param *kp)
 {
@@ -158,6 +183,8 @@ static int bias_set(const char *val, const struct kernel_param *kp)
 	} else {
 		static_branch_disable(&regionpm_bias_key);
 		cancel_delayed_work_sync(&frontier_work);
+		irq_work_sync(&front_irq_work);
+		cancel_work_sync(&front_work);
 	}
 	return 0;
 }
@@ -178,9 +205,17 @@ static inline unsigned long frontier_of(unsigned long pfn)
 					       page_zonenum(page)]);
 }
 
+static inline bool region_pinned(unsigned long pfn)
+{
+	unsigned long id = pfn >> regionpm.shift;
+
+	return id < regionpm.nr && test_bit(id, pinned);
+}
+
+/* Is @pfn behind its zone's front: past the frontier and not pinned? */
 bool __regionpm_bias_pfn(unsigned long pfn)
 {
-	return pfn >= frontier_of(pfn);
+	return pfn >= frontier_of(pfn) && !region_pinned(pfn);
 }
 
 /*
@@ -327,44 +362,105 @@ void __regionpm_buddy_move(struct page *page, struct zone *zone,
 }
 
 /*
- * A claim for unmovable or reclaimable memory with the bias on: the lowest
- * free pageblock of @zone below its node's frontier, as the head of its
- * buddy block (order in @order), or NULL.  Claiming it whole keeps the new
- * unmovable pageblock as low as the zone allows, where the fallback's
- * "largest block first" would take one anywhere.  Under zone->lock, which
- * keeps the bits of this zone and the buddy blocks stable.
+ * Pageblock @pb of @zone, if a free buddy block of at least a pageblock
+ * starts at or covers it: that block's head (its order in @order).  The
+ * bit may be stale for another zone's word, so the block is checked.
  */
-struct page *__regionpm_lowest_free_block(struct zone *zone, int *order)
+static struct page *free_block_at(struct zone *zone, unsigned long pb, int *order)
 {
-	unsigned long start = zone->zone_start_pfn, pfn, pb, last;
-	unsigned long end = min(zone_end_pfn(zone),
-				READ_ONCE(regionpm.frontier_pfn[regionpm_zone_slot(zone)]));
+	unsigned long pfn = pb << pageblock_order;
 	unsigned int o;
 
-	if (!zone_tracked(zone) || end <= start)
-		return NULL;
-	last = min(DIV_ROUND_UP(end, pageblock_nr_pages), nr_blocks);
-	for (pb = find_next_bit(free_blocks, last, start >> pageblock_order); pb < last;
-	     pb = find_next_bit(free_blocks, last, pb + 1)) {
-		pfn = pb << pageblock_order;
-		for (o = pageblock_order; o <= MAX_PAGE_ORDER; o++) {
-			unsigned long head = ALIGN_DOWN(pfn, 1UL << o);
-			struct page *page = pfn_to_online_page(head);
+	for (o = pageblock_order; o <= MAX_PAGE_ORDER; o++) {
+		unsigned long head = ALIGN_DOWN(pfn, 1UL << o);
+		struct page *page = pfn_to_online_page(head);
 
-			if (!page || head < start || page_zone(page) != zone)
-				break;
-			if (PageBuddy(page) && buddy_order(page) == o) {
-				int mt = get_pageblock_migratetype(page);
-
-				/* The bit may be stale for another zone's word. */
-				if (mt >= MIGRATE_PCPTYPES)
-					break;
-				*order = o;
-				return page;
-			}
+		if (!page || head < zone->zone_start_pfn || page_zone(page) != zone)
+			return NULL;
+		if (PageBuddy(page) && buddy_order(page) == o) {
+			if (get_pageblock_migratetype(page) >= MIGRATE_PCPTYPES)
+				return NULL;
+			*order = o;
+			return page;
 		}
 	}
 	return NULL;
+}
+
+/* The first free pageblock of @zone in pageblocks [@pb, @last), or NULL. */
+static struct page *first_free_block(struct zone *zone, unsigned long pb,
+				     unsigned long last, int *order)
+{
+	struct page *page;
+
+	for (pb = find_next_bit(free_blocks, last, pb); pb < last;
+	     pb = find_next_bit(free_blocks, last, pb + 1)) {
+		page = free_block_at(zone, pb, order);
+		if (page)
+			return page;
+	}
+	return NULL;
+}
+
+/* Pageblocks [*@first, *@last) of region @id, clipped to @zone. */
+static void region_blocks(struct zone *zone, unsigned long id,
+			  unsigned long *first, unsigned long *last)
+{
+	unsigned long start = max(regionpm_start_pfn(id), zone->zone_start_pfn);
+	unsigned long end = min(regionpm_start_pfn(id + 1), zone_end_pfn(zone));
+
+	*first = start >> pageblock_order;
+	*last = min(DIV_ROUND_UP(end, pageblock_nr_pages), nr_blocks);
+}
+
+/* Region ids [*@first, *@last] that @zone spans. */
+static void zone_regions(struct zone *zone, unsigned long *first, unsigned long *last)
+{
+	*first = zone->zone_start_pfn >> regionpm.shift;
+	*last = min((zone_end_pfn(zone) - 1) >> regionpm.shift, regionpm.nr - 1);
+}
+
+/* The pageblocks in front of @zone's frontier (bottom part), [start, *@last). */
+static unsigned long front_blocks_end(struct zone *zone)
+{
+	unsigned long end = min(zone_end_pfn(zone),
+				READ_ONCE(regionpm.frontier_pfn[regionpm_zone_slot(zone)]));
+
+	if (end <= zone->zone_start_pfn)
+		return zone->zone_start_pfn >> pageblock_order;
+	return min(DIV_ROUND_UP(end, pageblock_nr_pages), nr_blocks);
+}
+
+/*
+ * A claim for unmovable or reclaimable memory with the bias on: the lowest
+ * free pageblock of @zone in a pinned region, else the lowest below its
+ * frontier, as the head of its buddy block (order in @order), or NULL.
+ * Claiming it whole keeps the new unmovable pageblock where unmovable
+ * memory already is, where the fallback's "largest block first" would take
+ * one anywhere.  NULL also wakes the front keeper: the front is full.
+ * Under zone->lock, which keeps the bits of this zone and the buddy blocks
+ * stable.
+ */
+struct page *__regionpm_lowest_free_block(struct zone *zone, int *order)
+{
+	unsigned long id, first, last, pb, end;
+	struct page *page;
+
+	if (!zone_tracked(zone))
+		return NULL;
+	zone_regions(zone, &first, &last);
+	for (id = find_next_bit(pinned, last + 1, first); id <= last;
+	     id = find_next_bit(pinned, last + 1, id + 1)) {
+		region_blocks(zone, id, &pb, &end);
+		page = first_free_block(zone, pb, end, order);
+		if (page)
+			return page;
+	}
+	page = first_free_block(zone, zone->zone_start_pfn >> pageblock_order,
+				front_blocks_end(zone), order);
+	if (!page && READ_ONCE(bias_front_blocks))
+		irq_work_queue(&front_irq_work);
+	return page;
 }
 
 /*
@@ -436,12 +532,24 @@ void regionpm_managed_changed(struct page *page, long count)
 }
 
 /*
- * The frontier of each zone: its lowest regions that hold everything in
- * use in the zone except page cache, plus bias_headroom_pct of the zone's
- * memory, stay in front.  Per node and zone, because "low" means low
- * within a zone: with one global pfn every zone of a second node, and
- * ZONE_NORMAL above a 4 GiB hole, would lie wholly behind it.  A region
- * shared by two zones counts whole in both.
+ * Does region @id hold online pages that are neither managed nor parked
+ * (reserved at boot, gigantic pages taken from memblock, ballooned pages)?
+ */
+static bool region_has_unmanaged(unsigned long id)
+{
+	struct regionpm_region *r = &regionpm.regions[id];
+
+	return READ_ONCE(r->present) >
+	       atomic_long_read(&r->managed) + READ_ONCE(r->parked);
+}
+
+/*
+ * The frontier of each zone: its pinned regions, then its lowest regions,
+ * until they hold everything in use in the zone except page cache, plus
+ * bias_headroom_pct of the zone's memory.  Per node and zone, because
+ * "low" means low within a zone: with one global pfn every zone of a
+ * second node, and ZONE_NORMAL above a 4 GiB hole, would lie wholly behind
+ * it.  A region shared by two zones counts whole in both.
  */
 static void frontier_workfn(struct work_struct *work)
 {
@@ -452,7 +560,10 @@ static void frontier_workfn(struct work_struct *work)
 		unsigned long managed = zone_managed_pages(zone), used, sum = 0;
 		unsigned long id, first, last, pfn = ULONG_MAX;
 
+		zone_regions(zone, &first, &last);
 		if (want >= 0) {
+			for (id = first; id <= last; id++)
+				clear_bit(id, pinned);
 			pfn = min_t(unsigned long, want, regionpm.nr) << regionpm.shift;
 			WRITE_ONCE(regionpm.frontier_pfn[regionpm_zone_slot(zone)], pfn);
 			continue;
@@ -466,19 +577,168 @@ static void frontier_workfn(struct work_struct *work)
 				     zone_page_state(zone, NR_ZONE_ACTIVE_FILE) +
 				     zone_page_state(zone, NR_ZONE_INACTIVE_FILE));
 		used += managed / 100 * READ_ONCE(bias_headroom_pct);
-		first = zone->zone_start_pfn >> regionpm.shift;
-		last = min((zone_end_pfn(zone) - 1) >> regionpm.shift, regionpm.nr - 1);
 		for (id = first; id <= last; id++) {
-			sum += atomic_long_read(&regionpm.regions[id].managed);
-			if (sum >= used) {
-				pfn = regionpm_start_pfn(id + 1);
-				break;
+			if (region_has_unmanaged(id)) {
+				set_bit(id, pinned);
+				sum += atomic_long_read(&regionpm.regions[id].managed);
+			} else {
+				clear_bit(id, pinned);
 			}
+		}
+		if (sum >= used)
+			pfn = zone->zone_start_pfn;
+		for (id = first; id <= last && sum < used; id++) {
+			if (test_bit(id, pinned))
+				continue;
+			sum += atomic_long_read(&regionpm.regions[id].managed);
+			if (sum >= used)
+				pfn = regionpm_start_pfn(id + 1);
 		}
 		WRITE_ONCE(regionpm.frontier_pfn[regionpm_zone_slot(zone)], pfn);
 	}
-	if (READ_ONCE(bias))
+	if (READ_ONCE(bias)) {
+		if (READ_ONCE(bias_front_blocks))
+			queue_work(system_unbound_wq, &front_work);
 		queue_delayed_work(system_wq, &frontier_work, HZ);
+	}
+}
+
+/*
+ * The front keeper.  Pageblocks that could not be emptied (an unmovable
+ * or pinned page, isolation refused) are not tried again for a minute.
+ * Pages it migrated: regionpm.front_moved (read only), for the bench.
+ */
+static unsigned long *front_failed;
+static unsigned long front_failed_since;
+static unsigned long front_moved;
+module_param(front_moved, ulong, 0444);
+MODULE_PARM_DESC(front_moved, "Pages the front keeper migrated (statistics)");
+
+static void front_irq_workfn(struct irq_work *work)
+{
+	queue_work(system_unbound_wq, &front_work);
+}
+
+/* Free pageblocks in pageblocks [@pb, @last), counted up to @limit. */
+static unsigned int count_free_blocks(unsigned long pb, unsigned long last,
+				      unsigned int limit)
+{
+	unsigned int n = 0;
+
+	for (pb = find_next_bit(free_blocks, last, pb); pb < last && n < limit;
+	     pb = find_next_bit(free_blocks, last, pb + 1))
+		n++;
+	return n;
+}
+
+struct front_pick {
+	struct zone *zone;
+	unsigned int n, max;
+	unsigned long pfn[REGIONPM_CLEAR_MAX];
+};
+
+/*
+ * Collect movable pageblocks of @p->zone in [@pb, @last) that are in use
+ * and not known to resist, lowest first; with @skip_pinned, not those of
+ * pinned regions (the caller went through them first).
+ */
+static void pick_blocks(struct front_pick *p, unsigned long pb, unsigned long last,
+			bool skip_pinned)
+{
+	for (; pb < last && p->n < p->max; pb++) {
+		unsigned long pfn = pb << pageblock_order;
+		struct page *page;
+
+		if (!(pb & 1023))
+			cond_resched();
+		if (test_bit(pb, free_blocks) || test_bit(pb, front_failed) ||
+		    (skip_pinned && region_pinned(pfn)))
+			continue;
+		page = pfn_to_online_page(pfn);
+		if (!page || page_zone(page) != p->zone ||
+		    get_pageblock_migratetype(page) != MIGRATE_MOVABLE)
+			continue;
+		p->pfn[p->n++] = pfn;
+	}
+}
+
+/* Empty the picked pageblocks, one call per region. */
+static void clear_picked(struct front_pick *p)
+{
+	unsigned int i = 0, j, k;
+
+	while (i < p->n) {
+		unsigned long id = p->pfn[i] >> regionpm.shift, freed;
+		int moved;
+
+		for (j = i; j < p->n && p->pfn[j] >> regionpm.shift == id; j++)
+			;
+		moved = regionpm_clear_blocks(id, &p->pfn[i], j - i, &freed);
+		if (moved == -EBUSY)
+			return;
+		front_moved += moved;
+		for (k = i; k < j; k++)
+			if (!(freed & BIT(k - i)))
+				set_bit(p->pfn[k] >> pageblock_order, front_failed);
+		i = j;
+	}
+}
+
+/*
+ * Per zone: while fewer than bias_front_blocks free pageblocks are left in
+ * front of the frontier (pinned regions, then the bottom) and the memory
+ * behind it has room for what front pageblocks hold, empty up to
+ * REGIONPM_CLEAR_MAX movable ones, pinned regions first, then lowest.
+ * Runs after each frontier update and when a claim found the front full.
+ */
+static void front_workfn(struct work_struct *work)
+{
+	unsigned int mark = READ_ONCE(bias_front_blocks);
+	struct zone *zone;
+
+	if (!mark || !READ_ONCE(bias))
+		return;
+	if (time_after(jiffies, front_failed_since + 60 * HZ)) {
+		bitmap_zero(front_failed, nr_blocks);
+		front_failed_since = jiffies;
+	}
+	for_each_populated_zone(zone) {
+		struct front_pick p = { .zone = zone };
+		unsigned long id, first, last, pb, pb_end, end, front_free = 0;
+		unsigned int have = 0;
+		long room;
+
+		if (!zone_tracked(zone) || zone_idx(zone) == ZONE_MOVABLE)
+			continue;
+		zone_regions(zone, &first, &last);
+		end = front_blocks_end(zone);
+		for (id = first; id <= last; id++) {
+			region_blocks(zone, id, &pb, &pb_end);
+			if (!test_bit(id, pinned)) {
+				if (pb >= end)
+					continue;
+				pb_end = min(pb_end, end);
+			}
+			have += count_free_blocks(pb, pb_end, mark);
+			front_free += regionpm_region_free(&regionpm.regions[id]);
+		}
+		if (have >= mark)
+			continue;
+		room = (long)zone_page_state(zone, NR_FREE_PAGES) - (long)front_free -
+		       (long)high_wmark_pages(zone);
+		p.max = min3(mark - have, (unsigned int)REGIONPM_CLEAR_MAX,
+			     (unsigned int)max(room, 0L) / (unsigned int)pageblock_nr_pages);
+		if (!p.max)
+			continue;
+		for (id = first; id <= last && p.n < p.max; id++) {
+			if (!test_bit(id, pinned))
+				continue;
+			region_blocks(zone, id, &pb, &pb_end);
+			pick_blocks(&p, pb, pb_end, false);
+		}
+		pick_blocks(&p, zone->zone_start_pfn >> pageblock_order, end, true);
+		clear_picked(&p);
+	}
 }
 
 bool regionpm_region_has_memory(unsigned long id)
@@ -727,19 +987,49 @@ int regionpm_track_start(const char *who)
 	return 0;
 }
 
-/* Pages the buddy allocator got in [@pfn, @pfn + @nr): not reserved. */
-static unsigned long __init count_managed(unsigned long pfn, unsigned long nr)
+/*
+ * Pages the buddy allocator got in [@pfn, @pfn + @nr): not reserved; the
+ * online pages go to *@online.
+ */
+static unsigned long __init count_managed(unsigned long pfn, unsigned long nr,
+					  unsigned long *online)
 {
 	unsigned long n = 0, end = pfn + nr;
 
 	for (; pfn < end; pfn++) {
 		struct page *page = pfn_to_online_page(pfn);
 
+		if (!page)
+			continue;
+		(*online)++;
 		/* Offline pages (balloons, virtio-mem) are not managed. */
-		if (page && !PageReserved(page) && !PageOffline(page))
+		if (!PageReserved(page) && !PageOffline(page))
 			n++;
 	}
 	return n;
+}
+
+/* Memory hotplug: @nr_pages from @start_pfn went online (> 0) or offline. */
+void regionpm_present_changed(unsigned long start_pfn, long nr_pages)
+{
+	unsigned long pfn = start_pfn, left = abs(nr_pages);
+
+	/* Pairs with the release in regionpm_init(): the table is ready. */
+	if (!smp_load_acquire(&initialised))
+		return;
+	while (left) {
+		struct regionpm_region *r = regionpm_region(pfn);
+		unsigned long n = min(left, ALIGN(pfn + 1, regionpm_pages()) - pfn);
+
+		if (!r)
+			break;
+		if (nr_pages > 0)
+			WRITE_ONCE(r->present, r->present + n);
+		else
+			WRITE_ONCE(r->present, r->present - min(n, r->present));
+		left -= n;
+		pfn += n;
+	}
 }
 
 static unsigned int __init pick_shift(void)
@@ -775,10 +1065,12 @@ static int __init regionpm_init(void)
 	region_empty = bitmap_zalloc(regionpm.nr, GFP_KERNEL);
 	nr_blocks = (regionpm.nr << regionpm.shift) >> pageblock_order;
 	free_blocks = bitmap_zalloc(nr_blocks, GFP_KERNEL);
+	front_failed = bitmap_zalloc(nr_blocks, GFP_KERNEL);
+	pinned = bitmap_zalloc(regionpm.nr, GFP_KERNEL);
 	regionpm.frontier_pfn = kcalloc(nr_node_ids * MAX_NR_ZONES, sizeof(*regionpm.frontier_pfn),
 					GFP_KERNEL);
 	if (!regionpm.regions || !alloc_pending || !region_empty || !free_blocks ||
-	    !regionpm.frontier_pfn) {
+	    !front_failed || !pinned || !regionpm.frontier_pfn) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -806,7 +1098,7 @@ static int __init regionpm_init(void)
 
 			if (!r)
 				continue;
-			n = count_managed(pfn, step);
+			n = count_managed(pfn, step, &r->present);
 			atomic_long_add(n, &r->managed);
 			sum += n;
 		}
@@ -854,6 +1146,8 @@ err_free:
 	bitmap_free(region_empty);
 	bitmap_free(alloc_pending);
 	bitmap_free(free_blocks);
+	bitmap_free(front_failed);
+	bitmap_free(pinned);
 	kfree(regionpm.frontier_pfn);
 	kvfree(regionpm.regions);
 	regionpm.regions = NULL;

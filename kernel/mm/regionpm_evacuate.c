@@ -607,6 +607,69 @@ int regionpm_compact(const struct regionpm_compact_req *req,
 }
 
 /*
+ * The bias's front keeper (regionpm.c picks the pageblocks): empty the
+ * movable pageblocks @pfns[0..@n) of region @id by migration, so that
+ * unmovable memory that keeps growing finds free pageblocks in front of
+ * the frontier instead of claiming one wherever memory is free.  Page
+ * cache is moved, never dropped: it stays cached.  Only an active region,
+ * and only while nobody else compacts or parks (the daemon's requests
+ * come first; the next round tries again).  Bit i of *@freed is set if
+ * pageblock i is wholly free afterwards.  Returns the pages migrated, or
+ * -EBUSY.
+ */
+int regionpm_clear_blocks(unsigned long id, const unsigned long *pfns,
+			  unsigned int n, unsigned long *freed)
+{
+	struct regionpm_compact_req req = {
+		.id = id, .budget = ULONG_MAX, .mode = REGIONPM_COMPACT_MODE_MIGRATE,
+	};
+	struct regionpm_compact_res res = { };
+	struct evac ev = { .req = &req, .res = &res };
+	struct regionpm_region *r = &regionpm.regions[id];
+	unsigned long isolated = 0;
+	u8 before[REGIONPM_CLEAR_MAX];
+	unsigned int i;
+	bool held;
+
+	*freed = 0;
+	n = min_t(unsigned int, n, REGIONPM_CLEAR_MAX);
+	INIT_LIST_HEAD(&ev.migrate);
+	INIT_LIST_HEAD(&ev.drop);
+	get_online_mems();
+	if (!mutex_trylock(&regionpm.lock)) {
+		put_online_mems();
+		return -EBUSY;
+	}
+	/* Held by a socket, parked or busy: not ours to touch. */
+	if (claim(r, NULL, &held, NULL)) {
+		mutex_unlock(&regionpm.lock);
+		put_online_mems();
+		return -EBUSY;
+	}
+	for (i = 0; i < n; i++)
+		if (isolate_block(pfns[i], &before[i]))
+			__set_bit(i, &isolated);
+	if (isolated) {
+		/* Pages on per-cpu LRU batches are invisible to isolation. */
+		lru_add_drain_all();
+		for_each_set_bit(i, &isolated, n)
+			evacuate_pageblock(&ev, pfns[i]);
+		flush_batch(&ev);
+		drain_all_pages(NULL);
+		for_each_set_bit(i, &isolated, n) {
+			if (regionpm_range_free(pfns[i], pageblock_nr_pages) >= pageblock_nr_pages)
+				__set_bit(i, freed);
+			undo_isolate_page_range(pfns[i], pfns[i] + pageblock_nr_pages,
+						restore_type(before[i]));
+		}
+	}
+	set_state(r, REGIONPM_REGION_STATE_ACTIVE);
+	mutex_unlock(&regionpm.lock);
+	put_online_mems();
+	return res.migrated;
+}
+
+/*
  * End of the run of online pfns in one zone that starts at @pfn (inside
  * its zone's span), at most @end.  Memory comes online in subsections and
  * one memory block goes to one zone, so checking each subsection finds
@@ -1425,7 +1488,12 @@ static int regionpm_memory_notify(struct notifier_block *nb, unsigned long actio
 		return NOTIFY_OK;
 	}
 	if (action == MEM_ONLINE) {
+		regionpm_present_changed(mn->start_pfn, mn->nr_pages);
 		regionpm_track_zone(page_zone(pfn_to_page(mn->start_pfn)));
+		return NOTIFY_OK;
+	}
+	if (action == MEM_OFFLINE) {
+		regionpm_present_changed(mn->start_pfn, -(long)mn->nr_pages);
 		return NOTIFY_OK;
 	}
 	if (action != MEM_GOING_OFFLINE)

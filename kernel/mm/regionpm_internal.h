@@ -23,6 +23,7 @@ struct regionpm_region {
 	long zone_free[REGIONPM_ZONE_SLOTS];	/* under zone[i]->lock */
 	atomic_long_t free_other;	/* free pages of zones without a slot */
 	atomic_long_t managed;		/* pages the buddy allocator manages */
+	unsigned long present;		/* online pages (init, hotplug notifier) */
 	/* Below: written under regionpm.park_lock. */
 	u8 state;			/* enum regionpm_region_state */
 	unsigned long parked;		/* pages held while parked */
@@ -131,6 +132,7 @@ void regionpm_track_zone(struct zone *zone);
 void regionpm_track_range(unsigned long start_pfn, unsigned long nr_pages);
 int regionpm_track_start(const char *who);
 bool regionpm_region_has_memory(unsigned long id);
+void regionpm_present_changed(unsigned long start_pfn, long nr_pages);
 void regionpm_region_detail(unsigned long id, struct regionpm_detail *d);
 unsigned long regionpm_range_free(unsigned long start_pfn, unsigned long nr);
 
@@ -148,6 +150,9 @@ int regionpm_hold(unsigned long id, struct regionpm_sock *owner, u32 portid,
 int regionpm_unpark(unsigned long id, struct regionpm_sock *owner,
 		    struct netlink_ext_ack *extack);
 void regionpm_release_owner(struct regionpm_sock *owner);
+#define REGIONPM_CLEAR_MAX	8
+int regionpm_clear_blocks(unsigned long id, const unsigned long *pfns,
+			  unsigned int n, unsigned long *freed);
 int regionpm_evacuate_init(void);
 void regionpm_evacuate_exit(void);
 

@@ -4067,6 +4067,157 @@ static int param_set(const char *path, int64_t v)
 }
 
 /*
+ * Issue 10: the bias's front keeper.  Once the regions in front of the
+ * frontier are full of movable memory, a claim for unmovable memory finds
+ * no free pageblock there and takes one behind it, wherever memory is free.
+ * The keeper moves movable pages out of front pageblocks into the memory
+ * behind, so that slab that keeps growing stays in front.  Set-up: with the
+ * bias off, park what can be parked behind a fixed frontier (its pages
+ * move into the front), fill what is left free with anonymous memory, and
+ * unpark: the front is full and the free memory is behind.  Then the bias
+ * with its keeper: front pageblocks must come free, and unmovable pages
+ * allocated a pageblock at a time must land in front.  Without the keeper
+ * (regionpm.bias_front_blocks=0) they land behind: measured while writing
+ * this test, see the commit that added it.
+ */
+#define FRONT_BLOCKS_PARAM	"/sys/module/regionpm/parameters/bias_front_blocks"
+#define FRONT_MOVED_PARAM	"/sys/module/regionpm/parameters/front_moved"
+
+/* Free pages in regions below @f, from a plain dump; -1 on error. */
+static int64_t free_below(struct rpm *s, uint32_t f)
+{
+	struct regions rs = { 0 };
+	struct rpm_ack ack;
+	int64_t n = 0;
+	int i;
+
+	if (regions_dump(s, false, &rs, &ack))
+		return -1;
+	for (i = 0; i < rs.n; i++)
+		if (rs.r[i].id < f)
+			n += rs.r[i].free;
+	regions_free(&rs);
+	return n;
+}
+
+TEST_F_TIMEOUT(regionpm, bias_front_keeper, 300)
+{
+	uint64_t managed = 0, sum = 0, pb = read_pageblock_pages(), want, held = 0, failed = 0;
+	uint64_t above_before, above_after, landed_above, moved0, moved1;
+	char old_bias[16] = "", old_frontier[16] = "", cmd[64];
+	struct regions rs = { 0 }, before = { 0 }, after = { 0 };
+	int64_t old_blocks, front0, front1 = -1, avail_kb;
+	uint32_t f = 0, parked[256];
+	struct rpm_compact_res res;
+	struct hog hog = { 0 };
+	int i, err, nparked = 0, waited;
+	struct rpm_ack ack;
+
+	if (!alloc_test_ready())
+		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
+	old_blocks = param_get(FRONT_BLOCKS_PARAM);
+	ASSERT_LE(0, old_blocks) TH_LOG("%s unreadable", FRONT_BLOCKS_PARAM);
+	ASSERT_LT(0, read_text(BIAS_PARAM, old_bias, sizeof(old_bias)));
+	ASSERT_LT(0, read_text(FRONTIER_PARAM, old_frontier, sizeof(old_frontier)));
+	ASSERT_EQ(0, write_text(BIAS_PARAM, "0"));
+	ASSERT_EQ(0, param_set(FRONT_BLOCKS_PARAM, 8));
+
+	/* the frontier: the first region past a quarter of the managed pages */
+	err = regions_dump(&self->rpm, true, &rs, &ack);
+	ASSERT_EQ(0, err) TH_LOG("dump: %s \"%s\"", strerror(-err), ack.msg);
+	for (i = 0; i < rs.n; i++)
+		managed += rs.r[i].managed;
+	for (i = 0; i < rs.n && sum < managed / 4; i++) {
+		sum += rs.r[i].managed;
+		f = rs.r[i].id + 1;
+	}
+	/* park what parks behind it, highest first: its pages move into the front */
+	checkpoint_scratch(_metadata);
+	for (i = rs.n - 1; i >= 0 && nparked < (int)ARRAY_SIZE(parked); i--) {
+		const struct rpm_region *r = &rs.r[i];
+
+		if (r->id < f || r->state != REGIONPM_REGION_STATE_ACTIVE || !r->managed ||
+		    region_unmovable(r))
+			continue;
+		if (!rpm_park(&self->rpm, r->id, true, &res, &ack))
+			parked[nparked++] = r->id;
+	}
+	regions_free(&rs);
+	/* fill what is left free, most of it in front, with anonymous memory */
+	avail_kb = meminfo_kb("MemFree");
+	if (nparked && avail_kb > 96 * 1024) {
+		ASSERT_EQ(0, hog_start(&hog, (uint64_t)(avail_kb - 96 * 1024) * 1024, -1));
+		for (waited = 0; hog_poll(&hog, 1000) == 0 && waited < 120; waited++)
+			;
+	}
+	for (i = 0; i < nparked; i++)
+		rpm_unpark(&self->rpm, parked[i], &ack);
+	if (!nparked || !hog.done) {
+		int status = hog_stop(&hog);
+
+		TH_LOG("MemFree was %" PRId64 " kB; hog status %#x", avail_kb, status);
+		param_set(FRONT_BLOCKS_PARAM, old_blocks);
+		write_text(BIAS_PARAM, old_bias);
+		SKIP(return, "could not fill the front (%d regions parked behind region %u, hog %s)",
+		     nparked, f, hog.done ? "done" : "not done");
+	}
+	front0 = free_below(&self->rpm, f);
+	moved0 = param_get(FRONT_MOVED_PARAM);
+
+	/* the bias with its keeper: front pageblocks must come free */
+	snprintf(cmd, sizeof(cmd), "%u", f);
+	ASSERT_EQ(0, write_text(FRONTIER_PARAM, cmd));
+	ASSERT_EQ(0, write_text(BIAS_PARAM, "1"));
+	for (waited = 0; waited < 10; waited++) {
+		sleep_ms(500);
+		front1 = free_below(&self->rpm, f);
+		if (front1 >= front0 + (int64_t)(4 * pb))
+			break;
+	}
+	moved1 = param_get(FRONT_MOVED_PARAM);
+
+	/* unmovable memory, a pageblock at a time: it must land in front */
+	want = 16 * pb;
+	err = regions_dump(&self->rpm, true, &before, &ack);
+	for (i = 0; !err && i < 16; i++) {
+		snprintf(cmd, sizeof(cmd), "any -1 %" PRIu64, pb);
+		err = write_text(ALLOC_TEST, cmd);
+		sleep_ms(250);
+	}
+	EXPECT_EQ(0, alloc_test_state(&held, &failed));
+	err = err ? err : regions_dump(&self->rpm, true, &after, &ack);
+
+	/* as in bias_claims_low_pageblocks: free with every page behind the frontier */
+	write_text(FRONTIER_PARAM, "0");
+	sleep_ms(1500);
+	write_text(ALLOC_TEST, "free");
+	hog_stop(&hog);
+	write_text(BIAS_PARAM, old_bias);
+	write_text(FRONTIER_PARAM, old_frontier);
+	param_set(FRONT_BLOCKS_PARAM, old_blocks);
+	ASSERT_EQ(0, err) TH_LOG("allocating or dumping: %s", strerror(-err));
+
+	TH_LOG("frontier region %u, %d regions parked behind it; free in front %" PRId64
+	       " -> %" PRId64 " pages, keeper moved %" PRIu64 " pages",
+	       f, nparked, front0, front1, moved1 - moved0);
+	EXPECT_LE(front0 + (int64_t)(4 * pb), front1)
+		TH_LOG("the keeper freed fewer than 4 pageblocks in front within 5 s");
+	EXPECT_LT(moved0, moved1);
+	EXPECT_EQ(want, held) TH_LOG("held %" PRIu64 " of %" PRIu64 ", failed %" PRIu64,
+				     held, want, failed);
+	above_before = kernel_pages_from(&before, f);
+	above_after = kernel_pages_from(&after, f);
+	landed_above = above_after > above_before ? above_after - above_before : 0;
+	TH_LOG("%" PRIu64 " unmovable pages allocated, kernel pages at or above the frontier %"
+	       PRIu64 " -> %" PRIu64, want, above_before, above_after);
+	EXPECT_GE(want / 4, landed_above)
+		TH_LOG("%" PRIu64 " of %" PRIu64 " unmovable pages landed at or above the frontier",
+		       landed_above, want);
+	regions_free(&before);
+	regions_free(&after);
+}
+
+/*
  * Up to @max regions that are completely free and hold no unmovable page,
  * highest first; the emptiest candidates are compacted first if needed.
  */
