@@ -143,11 +143,15 @@ module_param(bias_front_blocks, uint, 0644);
 MODULE_PARM_DESC(bias_front_blocks, "Free pageblocks the bias keeps in front of the frontier for unmovable memory (0: keeper off)");
 
 /*
- * Regions in front of the automatic frontier wherever they lie: those
- * with online pages the buddy allocator does not manage (reserved at
- * boot: the kernel image, the memmap, firmware tables), which can never
- * be emptied; unmovable memory placed there costs no region.  Recomputed
- * with the frontier; empty with a fixed frontier.
+ * Pinned regions are in front of the automatic frontier wherever they
+ * lie, and unmovable claims fill them first: regions with online pages
+ * the buddy allocator does not manage (reserved at boot: the kernel image,
+ * the memmap, firmware tables), and regions with an unmovable or
+ * reclaimable pageblock.  Neither can be emptied as things stand, so
+ * unmovable memory placed there costs no region; taking the lowest free
+ * pageblock instead would start a new one whenever a region lower down
+ * has a free pageblock (under regionpmd, the region it gave back last).
+ * Recomputed with the frontier; empty with a fixed frontier.
  */
 static unsigned long *pinned;
 
@@ -543,6 +547,25 @@ static bool region_has_unmanaged(unsigned long id)
 	       atomic_long_read(&r->managed) + READ_ONCE(r->parked);
 }
 
+/* Does region @id hold an unmovable or reclaimable pageblock of @zone? */
+static bool region_has_unmovable_blocks(struct zone *zone, unsigned long id)
+{
+	unsigned long pb, last;
+
+	region_blocks(zone, id, &pb, &last);
+	for (; pb < last; pb++) {
+		struct page *page = pfn_to_online_page(pb << pageblock_order);
+		int mt;
+
+		if (!page || page_zone(page) != zone)
+			continue;
+		mt = get_pageblock_migratetype(page);
+		if (mt == MIGRATE_UNMOVABLE || mt == MIGRATE_RECLAIMABLE)
+			return true;
+	}
+	return false;
+}
+
 /*
  * The frontier of each zone: its pinned regions, then its lowest regions,
  * until they hold everything in use in the zone except page cache, plus
@@ -578,7 +601,9 @@ static void frontier_workfn(struct work_struct *work)
 				     zone_page_state(zone, NR_ZONE_INACTIVE_FILE));
 		used += managed / 100 * READ_ONCE(bias_headroom_pct);
 		for (id = first; id <= last; id++) {
-			if (region_has_unmanaged(id)) {
+			if (!(id & 63))
+				cond_resched();
+			if (region_has_unmanaged(id) || region_has_unmovable_blocks(zone, id)) {
 				set_bit(id, pinned);
 				sum += atomic_long_read(&regionpm.regions[id].managed);
 			} else {
@@ -684,12 +709,69 @@ static void clear_picked(struct front_pick *p)
 	}
 }
 
+/* Free pageblocks of @zone in its pinned regions (*@free: their free pages). */
+static unsigned int pinned_free_blocks(struct zone *zone, unsigned int limit, long *free)
+{
+	unsigned long id, first, last, pb, pb_end;
+	unsigned int n = 0;
+
+	zone_regions(zone, &first, &last);
+	for (id = find_next_bit(pinned, last + 1, first); id <= last;
+	     id = find_next_bit(pinned, last + 1, id + 1)) {
+		region_blocks(zone, id, &pb, &pb_end);
+		n += count_free_blocks(pb, pb_end, limit);
+		*free += regionpm_region_free(&regionpm.regions[id]);
+	}
+	return n;
+}
+
+/* The same for the regions below the frontier that are not pinned. */
+static unsigned int bottom_free_blocks(struct zone *zone, unsigned int limit, long *free)
+{
+	unsigned long id, first, last, pb, pb_end, end = front_blocks_end(zone);
+	unsigned int n = 0;
+
+	zone_regions(zone, &first, &last);
+	for (id = first; id <= last; id++) {
+		region_blocks(zone, id, &pb, &pb_end);
+		if (test_bit(id, pinned) || pb >= end)
+			continue;
+		n += count_free_blocks(pb, min(pb_end, end), limit);
+		*free += regionpm_region_free(&regionpm.regions[id]);
+	}
+	return n;
+}
+
 /*
- * Per zone: while fewer than bias_front_blocks free pageblocks are left in
- * front of the frontier (pinned regions, then the bottom) and the memory
- * behind it has room for what front pageblocks hold, empty up to
- * REGIONPM_CLEAR_MAX movable ones, pinned regions first, then lowest.
- * Runs after each frontier update and when a claim found the front full.
+ * How many of @want pageblocks to empty: as many as the free pages of
+ * @zone outside the front (@front_free) can take.  With no room, one
+ * when nothing is free in front (@have): reclaim then makes room for its
+ * pages, as it would have for the unmovable memory that needs the block
+ * (a zone that is full evicts cache either way); more than one would
+ * evict for nothing.
+ */
+static unsigned int room_for(struct zone *zone, long front_free, unsigned int want,
+			     unsigned int have)
+{
+	long room = (long)zone_page_state(zone, NR_FREE_PAGES) - front_free -
+		    (long)high_wmark_pages(zone);
+	unsigned long n = room > 0 ? room / pageblock_nr_pages : 0;
+
+	if (!n && !have)
+		n = 1;
+	return min_t(unsigned long, want, n);
+}
+
+/*
+ * Per zone, while fewer than bias_front_blocks pageblocks are free where
+ * the next unmovable claims go, and the memory behind has room for what
+ * the pageblocks emptied hold (see room_for()): empty up to REGIONPM_CLEAR_MAX movable
+ * pageblocks of the pinned regions, lowest first; only when those have
+ * none left (their pageblocks are all unmovable) the lowest below the
+ * frontier, i.e. a new region for unmovable memory.  Free pageblocks below
+ * the frontier count only then: otherwise the claims take the pinned
+ * regions' first.  Runs after each frontier update and when a claim found
+ * nothing free in front.
  */
 static void front_workfn(struct work_struct *work)
 {
@@ -704,39 +786,32 @@ static void front_workfn(struct work_struct *work)
 	}
 	for_each_populated_zone(zone) {
 		struct front_pick p = { .zone = zone };
-		unsigned long id, first, last, pb, pb_end, end, front_free = 0;
-		unsigned int have = 0;
-		long room;
+		unsigned long id, first, last, pb, pb_end;
+		unsigned int have;
+		long front_free = 0;
 
 		if (!zone_tracked(zone) || zone_idx(zone) == ZONE_MOVABLE)
 			continue;
-		zone_regions(zone, &first, &last);
-		end = front_blocks_end(zone);
-		for (id = first; id <= last; id++) {
-			region_blocks(zone, id, &pb, &pb_end);
-			if (!test_bit(id, pinned)) {
-				if (pb >= end)
-					continue;
-				pb_end = min(pb_end, end);
-			}
-			have += count_free_blocks(pb, pb_end, mark);
-			front_free += regionpm_region_free(&regionpm.regions[id]);
-		}
+		have = pinned_free_blocks(zone, mark, &front_free);
 		if (have >= mark)
 			continue;
-		room = (long)zone_page_state(zone, NR_FREE_PAGES) - (long)front_free -
-		       (long)high_wmark_pages(zone);
-		p.max = min3(mark - have, (unsigned int)REGIONPM_CLEAR_MAX,
-			     (unsigned int)max(room, 0L) / (unsigned int)pageblock_nr_pages);
-		if (!p.max)
-			continue;
-		for (id = first; id <= last && p.n < p.max; id++) {
-			if (!test_bit(id, pinned))
-				continue;
+		p.max = room_for(zone, front_free,
+				 min_t(unsigned int, mark - have, REGIONPM_CLEAR_MAX), have);
+		zone_regions(zone, &first, &last);
+		for (id = find_next_bit(pinned, last + 1, first); id <= last && p.n < p.max;
+		     id = find_next_bit(pinned, last + 1, id + 1)) {
 			region_blocks(zone, id, &pb, &pb_end);
 			pick_blocks(&p, pb, pb_end, false);
 		}
-		pick_blocks(&p, zone->zone_start_pfn >> pageblock_order, end, true);
+		if (p.n < p.max) {
+			/* The pinned regions are full of unmovable pageblocks. */
+			have += p.n + bottom_free_blocks(zone, mark, &front_free);
+			if (have < mark) {
+				p.max = min(p.max, p.n + mark - have);
+				pick_blocks(&p, zone->zone_start_pfn >> pageblock_order,
+					    front_blocks_end(zone), true);
+			}
+		}
 		clear_picked(&p);
 	}
 }
