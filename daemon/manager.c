@@ -958,10 +958,13 @@ static void on_reclaim_watch(struct reclaim_watch *w, uint64_t pages, void *user
 {
 	struct manager *m = userdata;
 
-	(void)w;
 	if (pages)
 		log_debug("reclaim watch: %" PRIu64 " pages evicted or refaulted in %llu s: deciding now",
 			  pages, RECLAIM_WATCH_USEC / 1000000);
+	else if (reclaim_watch_fell_below(w))
+		log_debug("reclaim watch: free memory fell below %" PRIu64
+			  " pages while memory is parked: deciding now",
+			  m->pstate.low_free_pages);
 	else
 		log_debug("reclaim watch: free memory reached the plan's mark of %" PRIu64
 			  " pages: deciding now", m->pstate.plan.wake_free_pages);
@@ -984,6 +987,7 @@ static void arm_reclaim_watch(struct manager *m)
 	reclaim_watch_arm(m->reclaim_watch, ours && !m->exiting,
 			  m->config.policy.reclaim_unpark_pages_per_sec);
 	reclaim_watch_wake_at_free(m->reclaim_watch, m->pstate.plan.wake_free_pages);
+	reclaim_watch_wake_below_free(m->reclaim_watch, m->pstate.low_free_pages);
 }
 
 int manager_pass(struct manager *m)
@@ -1013,6 +1017,7 @@ int manager_pass(struct manager *m)
 	if (procfs_read_vmstat(m->root, &vm) == 0) {
 		sys.vmstat_valid = true;
 		sys.file_pages = vm.nr_file_pages;
+		sys.anon_pages = vm.nr_anon_pages;
 		sys.refault_file = vm.workingset_refault_file;
 		sys.pgsteal = vm.pgsteal_kswapd + vm.pgsteal_direct;
 	}

@@ -82,6 +82,7 @@ struct rpm_system {
 	/* /proc/vmstat counters (cumulative); vmstat_valid says they were read */
 	bool vmstat_valid;
 	uint64_t file_pages;		/* nr_file_pages */
+	uint64_t anon_pages;		/* nr_anon_pages */
 	uint64_t refault_file;		/* workingset_refault_file */
 	uint64_t pgsteal;		/* pgsteal_kswapd + pgsteal_direct */
 	/* Pages the manager's reclaim watch saw evicted faster than
@@ -174,7 +175,14 @@ struct rpm_policy_state {
 	usec_t_ cache_peak_when;
 	uint64_t cache_evicted;		/* net of what came back since */
 	uint64_t cache_last;		/* nr_file_pages at the previous pass */
-	/* The page cache grows: no parking until grow_until (cache_growing()). */
+	/*
+	 * While memory is parked and MemFree is above the growth rule's
+	 * floor: the MemFree below which the manager should decide at once
+	 * (0: no mark), because memory in use that grows into the last free
+	 * regions makes reclaim evict cache.  Set by every pass.
+	 */
+	uint64_t low_free_pages;
+	/* Memory in use grows: no parking until grow_until (use_growing()). */
 	uint64_t grow_base;
 	usec_t_ grow_base_when, grow_until;
 	/* The last plan, for status and metrics. */

@@ -323,7 +323,7 @@ static const struct {
 	const char *name;
 	size_t off;
 } vmstat_keys[] = {
-	VM(nr_free_pages), VM(nr_file_pages), VM(nr_dirty), VM(nr_writeback),
+	VM(nr_free_pages), VM(nr_file_pages), VM(nr_anon_pages), VM(nr_dirty), VM(nr_writeback),
 	VM(pgmajfault),
 	VM(workingset_refault_anon), VM(workingset_refault_file),
 	VM(pgmigrate_success), VM(pgmigrate_fail),

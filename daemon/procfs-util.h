@@ -49,7 +49,7 @@ struct rpm_meminfo {
 
 /* The /proc/vmstat counters regionpmd uses; absent ones stay 0. */
 struct rpm_vmstat {
-	uint64_t nr_free_pages, nr_file_pages, nr_dirty, nr_writeback;
+	uint64_t nr_free_pages, nr_file_pages, nr_anon_pages, nr_dirty, nr_writeback;
 	uint64_t pgmajfault;
 	uint64_t workingset_refault_anon, workingset_refault_file;
 	uint64_t pgmigrate_success, pgmigrate_fail;

@@ -22,6 +22,8 @@ struct reclaim_watch {
 	const char *root;
 	uint64_t period_usec, limit;
 	uint64_t wake_free;		/* call back once MemFree reaches it (0: never) */
+	uint64_t wake_below;		/* call back once MemFree falls below it (0: never) */
+	bool fell_below;		/* the last call back was for wake_below */
 	struct reclaim_rate rate;
 	reclaim_watch_cb cb;
 	void *userdata;
@@ -50,6 +52,11 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 			w->cb(w, pages, w->userdata);
 		} else if (w->wake_free && vm.nr_free_pages >= w->wake_free) {
 			w->wake_free = 0;	/* once: the next pass sets a new mark */
+			w->fell_below = false;
+			w->cb(w, 0, w->userdata);
+		} else if (w->wake_below && vm.nr_free_pages < w->wake_below) {
+			w->wake_below = 0;	/* once, as above */
+			w->fell_below = true;
 			w->cb(w, 0, w->userdata);
 		}
 	}
@@ -116,6 +123,17 @@ void reclaim_watch_wake_at_free(struct reclaim_watch *w, uint64_t free_pages)
 {
 	if (w)
 		w->wake_free = free_pages;
+}
+
+void reclaim_watch_wake_below_free(struct reclaim_watch *w, uint64_t free_pages)
+{
+	if (w)
+		w->wake_below = free_pages;
+}
+
+bool reclaim_watch_fell_below(const struct reclaim_watch *w)
+{
+	return w && w->fell_below;
 }
 
 bool reclaim_watch_armed(const struct reclaim_watch *w)

@@ -29,7 +29,7 @@ uint64_t reclaim_rate_feed(struct reclaim_rate *r, uint64_t now_usec, uint64_t s
 			   uint64_t refault, uint64_t limit_per_sec);
 
 struct reclaim_watch;
-/* @pages: reclaimed faster than the limit, or 0: MemFree reached the mark. */
+/* @pages: reclaimed faster than the limit, or 0: MemFree crossed a mark. */
 typedef void (*reclaim_watch_cb)(struct reclaim_watch *w, uint64_t pages, void *userdata);
 
 int reclaim_watch_new(sd_event *e, const char *root, uint64_t period_usec,
@@ -39,4 +39,8 @@ struct reclaim_watch *reclaim_watch_free(struct reclaim_watch *w);
 void reclaim_watch_arm(struct reclaim_watch *w, bool on, uint64_t limit_per_sec);
 /* Call back once nr_free_pages is at least @free_pages (0: no mark). */
 void reclaim_watch_wake_at_free(struct reclaim_watch *w, uint64_t free_pages);
+/* Call back once nr_free_pages is below @free_pages (0: no mark). */
+void reclaim_watch_wake_below_free(struct reclaim_watch *w, uint64_t free_pages);
 bool reclaim_watch_armed(const struct reclaim_watch *w);
+/* Was the last call back with @pages 0 for the mark below (else: above)? */
+bool reclaim_watch_fell_below(const struct reclaim_watch *w);

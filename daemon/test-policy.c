@@ -1279,6 +1279,54 @@ static void test_growth_unparks_ahead(void **state)
 }
 
 /*
+ * Anonymous memory that grows into the last free memory (a database
+ * sizing its buffers) brings a region back as page cache does; and the
+ * plan leaves the manager a mark below: two regions of MemFree, while
+ * memory is parked and MemFree is above it, none otherwise.
+ */
+static void test_anon_growth_and_low_mark(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_parked(&w, 5, true, 0);
+	set_parked(&w, 6, true, 0);
+	set_used(&w, 2, RP, 0);
+	w.sys.vmstat_valid = true;
+	decide(&w);
+	assert_true(w.sys.mem_free_pages >= 2 * RP);
+	assert_int_equal(w.st.low_free_pages, 2 * RP);
+
+	/* Anonymous memory grew by half a region in 2 s, under a region free. */
+	world_init(&w);
+	set_parked(&w, 5, true, 0);
+	set_parked(&w, 6, true, 0);
+	set_used(&w, 2, RP, 0);
+	set_used(&w, 3, RP, 0);
+	set_used(&w, 4, RP, 0);
+	w.reclaimable += 3 * RP;	/* MemAvailable stays well above the headroom */
+	w.sys.vmstat_valid = true;
+	w.st.grow_base_when = T0 - 2 * SEC;
+	w.st.grow_base = 1000;
+	w.sys.file_pages = 1000;
+	w.sys.anon_pages = RP / 2;
+	decide(&w);
+	assert_true(w.sys.mem_free_pages < 2 * RP);
+	assert_int_equal(w.st.low_free_pages, 0);	/* already below */
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	assert_true(has(&w, RPM_ACT_UNPARK, 5));
+	assert_int_equal(count_parks(&w), 0);
+
+	/* Nothing parked: no mark. */
+	world_init(&w);
+	set_used(&w, 2, RP, 0);
+	w.sys.vmstat_valid = true;
+	decide(&w);
+	assert_int_equal(w.st.low_free_pages, 0);
+}
+
+/*
  * A burst the manager's reclaim watch saw between two passes a minute
  * apart brings memory back although the minute's average is low.
  */
@@ -1685,6 +1733,7 @@ int main(void)
 		cmocka_unit_test(test_growth_unparks_ahead),
 		cmocka_unit_test(test_reclaim_after_our_moves),
 		cmocka_unit_test(test_cache_growth_defers_parking),
+		cmocka_unit_test(test_anon_growth_and_low_mark),
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),
 		cmocka_unit_test(test_holds),

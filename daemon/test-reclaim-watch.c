@@ -232,6 +232,52 @@ static void test_free_mark(void **state)
 	free_pages = 1000;
 }
 
+/* The mark below: one call when MemFree falls under it, then none. */
+static void test_low_mark(void **state)
+{
+	struct reclaim_watch *w = NULL;
+	struct calls c = { 0 };
+	sd_event *e = NULL;
+
+	(void)state;
+	free_pages = 9000;
+	write_vmstat(0, 0, 0);
+	assert_int_equal(sd_event_new(&e), 0);
+	assert_int_equal(reclaim_watch_new(e, root, 100000, on_call, &c, &w), 0);
+	reclaim_watch_wake_below_free(w, 5000);
+	reclaim_watch_arm(w, true, 1024);
+	/* Above it, at it: nothing. */
+	run_periods(e, 3);
+	free_pages = 5000;
+	write_vmstat(0, 0, 0);
+	run_periods(e, 3);
+	assert_int_equal(c.n, 0);
+	/* Below it: one call, with 0 pages, said to be the mark below. */
+	free_pages = 4999;
+	write_vmstat(0, 0, 0);
+	run_periods(e, 5);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.zero, 1);
+	assert_true(reclaim_watch_fell_below(w));
+	/* Still below, no new mark: no more calls. */
+	free_pages = 100;
+	write_vmstat(0, 0, 0);
+	run_periods(e, 3);
+	assert_int_equal(c.n, 1);
+	/* The mark above says so too. */
+	reclaim_watch_wake_at_free(w, 50);
+	run_periods(e, 3);
+	assert_int_equal(c.n, 2);
+	assert_false(reclaim_watch_fell_below(w));
+	/* Mark 0: never. */
+	reclaim_watch_wake_below_free(w, 0);
+	run_periods(e, 3);
+	assert_int_equal(c.n, 2);
+	reclaim_watch_free(w);
+	sd_event_unref(e);
+	free_pages = 1000;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_step),
 		cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_mark, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_low_mark, setup, teardown),
 	};
 
 	rpm_log_max_level = LOG_WARNING;	/* keep the TAP output clean */
