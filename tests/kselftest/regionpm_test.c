@@ -3973,6 +3973,35 @@ static uint64_t kernel_pages_from(const struct regions *rs, uint32_t f)
 	return n;
 }
 
+/*
+ * Free what the test interface holds with every page behind the frontier:
+ * such frees bypass the per-CPU lists, which would otherwise keep tens of
+ * MiB away from MemFree for the tests that follow (the frontier is
+ * recomputed every second); then restore the bias and the frontier.
+ */
+static void alloc_test_free_behind(const char *old_bias, const char *old_frontier)
+{
+	write_text(FRONTIER_PARAM, "0");
+	sleep_ms(1500);
+	write_text(ALLOC_TEST, "free");
+	write_text(BIAS_PARAM, old_bias);
+	write_text(FRONTIER_PARAM, old_frontier);
+}
+
+/* @steps allocations of @pages unmovable pages, @ms apart, as slab grows. */
+static int alloc_test_steps(uint64_t pages, uint64_t steps, unsigned int ms)
+{
+	char cmd[64];
+	int err = 0;
+
+	snprintf(cmd, sizeof(cmd), "any -1 %" PRIu64, pages);
+	for (uint64_t i = 0; !err && i < steps; i++) {
+		err = write_text(ALLOC_TEST, cmd);
+		sleep_ms(ms);
+	}
+	return err;
+}
+
 TEST_F_TIMEOUT(regionpm, bias_claims_low_pageblocks, 300)
 {
 	uint64_t managed = 0, sum = 0, free_below = 0, want, held = 0, failed = 0;
@@ -4011,17 +4040,7 @@ TEST_F_TIMEOUT(regionpm, bias_claims_low_pageblocks, 300)
 	err = write_text(ALLOC_TEST, cmd);
 	EXPECT_EQ(0, alloc_test_state(&held, &failed));
 	err = err ? err : regions_dump(&self->rpm, true, &after, &ack);
-	/*
-	 * Free with every page behind the frontier: such frees bypass the
-	 * per-CPU lists, which would otherwise keep tens of MiB away from
-	 * MemFree for the tests that follow (the frontier is recomputed
-	 * every second).
-	 */
-	write_text(FRONTIER_PARAM, "0");
-	sleep_ms(1500);
-	write_text(ALLOC_TEST, "free");
-	write_text(BIAS_PARAM, old_bias);
-	write_text(FRONTIER_PARAM, old_frontier);
+	alloc_test_free_behind(old_bias, old_frontier);
 	ASSERT_EQ(0, err) TH_LOG("allocating or dumping: %s", strerror(-err));
 	EXPECT_EQ(want, held) TH_LOG("held %" PRIu64 " of %" PRIu64 ", failed %" PRIu64,
 				     held, want, failed);
@@ -4195,23 +4214,15 @@ TEST_F_TIMEOUT(regionpm, bias_front_keeper, 300)
 	steps = u64min(64, (uint64_t)u64max(front0, 0) / pb + 16);
 	want = steps * pb;
 	err = regions_dump(&self->rpm, true, &before, &ack);
-	for (i = 0; !err && i < (int)steps; i++) {
-		snprintf(cmd, sizeof(cmd), "any -1 %" PRIu64, pb);
-		err = write_text(ALLOC_TEST, cmd);
-		sleep_ms(250);
-	}
+	if (!err)
+		err = alloc_test_steps(pb, steps, 250);
 	moved1 = param_get(FRONT_MOVED_PARAM);
 	EXPECT_EQ(0, alloc_test_state(&held, &failed));
 	err = err ? err : regions_dump(&self->rpm, true, &after, &ack);
 
-	/* as in bias_claims_low_pageblocks: free with every page behind the frontier */
-	write_text(FRONTIER_PARAM, "0");
-	sleep_ms(1500);
-	write_text(ALLOC_TEST, "free");
+	alloc_test_free_behind(old_bias, old_frontier);
 	for (i = 0; i < nhogs; i++)
 		hog_stop(&hogs[i]);
-	write_text(BIAS_PARAM, old_bias);
-	write_text(FRONTIER_PARAM, old_frontier);
 	param_set(FRONT_BLOCKS_PARAM, old_blocks);
 	ASSERT_EQ(0, err) TH_LOG("allocating or dumping: %s", strerror(-err));
 
@@ -4252,7 +4263,7 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 {
 	uint64_t pb = read_pageblock_pages(), free_pinned = 0, want, held = 0, failed = 0;
 	uint64_t outside = 0, steps;
-	char old_bias[16] = "", old_frontier[16] = "", cmd[64];
+	char old_bias[16] = "", old_frontier[16] = "";
 	struct regions before = { 0 }, after = { 0 };
 	struct rpm_ack ack;
 	int i, err, npinned = 0;
@@ -4287,19 +4298,11 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 		SKIP(return, "only %" PRIu64 " pages free in %d regions with kernel pages",
 		     free_pinned, npinned);
 	}
-	for (i = 0; !err && i < (int)steps; i++) {
-		snprintf(cmd, sizeof(cmd), "any -1 %" PRIu64, pb);
-		err = write_text(ALLOC_TEST, cmd);
-		sleep_ms(100);
-	}
+	if (!err)
+		err = alloc_test_steps(pb, steps, 100);
 	EXPECT_EQ(0, alloc_test_state(&held, &failed));
 	err = err ? err : regions_dump(&self->rpm, true, &after, &ack);
-	/* as in bias_claims_low_pageblocks: free with every page behind the frontier */
-	write_text(FRONTIER_PARAM, "0");
-	sleep_ms(1500);
-	write_text(ALLOC_TEST, "free");
-	write_text(BIAS_PARAM, old_bias);
-	write_text(FRONTIER_PARAM, old_frontier);
+	alloc_test_free_behind(old_bias, old_frontier);
 	ASSERT_EQ(0, err) TH_LOG("allocating or dumping: %s", strerror(-err));
 	EXPECT_EQ(want, held) TH_LOG("held %" PRIu64 " of %" PRIu64 ", failed %" PRIu64,
 				     held, want, failed);
