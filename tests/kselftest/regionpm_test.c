@@ -4495,6 +4495,8 @@ TEST_F_TIMEOUT(regionpm, hold_compact_then_park, 900)
 	nfiles = avail * 25 / 100 / FILL_CHUNK;
 	err = fill_anon_and_files(self, &anon, avail * 25 / 100, nfiles);
 	ASSERT_EQ(0, err) TH_LOG("filling memory: %s", strerror(-err));
+	/* The files just written: their journal pins metadata buffers until a checkpoint. */
+	checkpoint_scratch(_metadata);
 	err = regions_dump(&self->rpm, true, &rs, &ack);
 	ASSERT_EQ(0, err) TH_LOG("dump: %s", ack.msg);
 	ncand = pick_candidates(&rs, cands, ARRAY_SIZE(cands), 0, 1024);
@@ -4539,6 +4541,7 @@ TEST_F_TIMEOUT(regionpm, hold_compact_then_park, 900)
 		if (prev.free < prev.managed) {
 			TH_LOG("region %u not empty after %d steps (%" PRIu64 " of %" PRIu64
 			       " free), next candidate", id, step, prev.free, prev.managed);
+			log_refused(_metadata, &self->rpm, id);
 			rpm_unpark(&self->rpm, id, &ack);
 			continue;
 		}
