@@ -3962,11 +3962,15 @@ TEST_F_TIMEOUT(regionpm, pressure_thisnode_gets_parked_back, 900)
 #define FRONTIER_PARAM	"/sys/module/regionpm/parameters/frontier"
 
 /* Kernel pages (not slab, not page tables) in regions at or above @f. */
-/* Does @r hold pages that keep it from ever being emptied? */
+/*
+ * Does @r hold pages that keep it from being emptied (other tests' pages
+ * of the test interface count: their unmovable pageblocks pin it too)?
+ */
 static bool region_has_kernel_pages(const struct rpm_region *r)
 {
 	return r->detail[REGIONPM_A_DETAIL_RESERVED] || r->detail[REGIONPM_A_DETAIL_SLAB] ||
-	       r->detail[REGIONPM_A_DETAIL_PAGE_TABLE];
+	       r->detail[REGIONPM_A_DETAIL_PAGE_TABLE] ||
+	       r->detail[REGIONPM_A_DETAIL_KERNEL_OTHER];
 }
 
 /*
