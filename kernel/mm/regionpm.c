@@ -424,7 +424,10 @@ static void zone_regions(struct zone *zone, unsigned long *first, unsigned long 
 	*last = min((zone_end_pfn(zone) - 1) >> regionpm.shift, regionpm.nr - 1);
 }
 
-/* The pageblocks in front of @zone's frontier (bottom part), [start, *@last). */
+/*
+ * End (exclusive) of the pageblocks of @zone below its frontier, which start
+ * at the zone's first pageblock; equal to that start if there are none.
+ */
 static unsigned long front_blocks_end(struct zone *zone)
 {
 	unsigned long end = min(zone_end_pfn(zone),
@@ -547,7 +550,12 @@ static bool region_has_unmanaged(unsigned long id)
 	       atomic_long_read(&r->managed) + READ_ONCE(r->parked);
 }
 
-/* Does region @id hold an unmovable or reclaimable pageblock of @zone? */
+/*
+ * Does region @id hold an unmovable or reclaimable pageblock of @zone in
+ * use?  A wholly free one keeps its type after its slab is freed but pins
+ * nothing: counting it would keep an empty region in front, attracting
+ * new slab where the region could be parked.
+ */
 static bool region_has_unmovable_blocks(struct zone *zone, unsigned long id)
 {
 	unsigned long pb, last;
@@ -557,7 +565,7 @@ static bool region_has_unmovable_blocks(struct zone *zone, unsigned long id)
 		struct page *page = pfn_to_online_page(pb << pageblock_order);
 		int mt;
 
-		if (!page || page_zone(page) != zone)
+		if (!page || page_zone(page) != zone || test_bit(pb, free_blocks))
 			continue;
 		mt = get_pageblock_migratetype(page);
 		if (mt == MIGRATE_UNMOVABLE || mt == MIGRATE_RECLAIMABLE)

@@ -4024,15 +4024,36 @@ static int alloc_test_steps(uint64_t pages, uint64_t steps, unsigned int ms)
 	return err;
 }
 
+/*
+ * A fixed frontier for a test: the first region past 1/@part of the managed
+ * pages, the regions before it holding *@free_below free pages (if asked).
+ */
+static uint32_t region_past(const struct regions *rs, uint64_t part, uint64_t *free_below)
+{
+	uint64_t managed = 0, sum = 0;
+	uint32_t f = 0;
+	int i;
+
+	for (i = 0; i < rs->n; i++)
+		managed += rs->r[i].managed;
+	for (i = 0; i < rs->n && sum < managed / part; i++) {
+		sum += rs->r[i].managed;
+		if (free_below)
+			*free_below += rs->r[i].free;
+		f = rs->r[i].id + 1;
+	}
+	return f;
+}
+
 TEST_F_TIMEOUT(regionpm, bias_claims_low_pageblocks, 300)
 {
-	uint64_t managed = 0, sum = 0, free_below = 0, want, held = 0, failed = 0;
+	uint64_t free_below = 0, want, held = 0, failed = 0;
 	uint64_t above_before, above_after, landed_above;
 	char old_bias[16] = "", old_frontier[16] = "", cmd[64];
 	struct regions rs = { 0 }, before = { 0 }, after = { 0 };
 	struct rpm_ack ack;
 	uint32_t f = 0;
-	int i, err;
+	int err;
 
 	if (!alloc_test_ready())
 		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
@@ -4040,14 +4061,7 @@ TEST_F_TIMEOUT(regionpm, bias_claims_low_pageblocks, 300)
 	ASSERT_LT(0, read_text(FRONTIER_PARAM, old_frontier, sizeof(old_frontier)));
 	err = regions_dump(&self->rpm, false, &rs, &ack);
 	ASSERT_EQ(0, err) TH_LOG("dump: %s \"%s\"", strerror(-err), ack.msg);
-	/* the frontier: the first region past half of the managed pages */
-	for (i = 0; i < rs.n; i++)
-		managed += rs.r[i].managed;
-	for (i = 0; i < rs.n && sum < managed / 2; i++) {
-		sum += rs.r[i].managed;
-		free_below += rs.r[i].free;
-		f = rs.r[i].id + 1;
-	}
+	f = region_past(&rs, 2, &free_below);
 	regions_free(&rs);
 	want = u64min(free_below / 4, 16384);
 	if (want < 2048)
@@ -4144,7 +4158,7 @@ static int64_t free_below(struct rpm *s, uint32_t f)
 
 TEST_F_TIMEOUT(regionpm, bias_front_keeper, 300)
 {
-	uint64_t managed = 0, sum = 0, pb = read_pageblock_pages(), want, held = 0, failed = 0;
+	uint64_t pb = read_pageblock_pages(), want, held = 0, failed = 0;
 	uint64_t above_before, above_after, landed_above, moved0, moved1;
 	char old_bias[16] = "", old_frontier[16] = "", cmd[64];
 	struct regions rs = { 0 }, before = { 0 }, after = { 0 };
@@ -4165,15 +4179,9 @@ TEST_F_TIMEOUT(regionpm, bias_front_keeper, 300)
 	ASSERT_EQ(0, write_text(BIAS_PARAM, "0"));
 	ASSERT_EQ(0, param_set(FRONT_BLOCKS_PARAM, 8));
 
-	/* the frontier: the first region past a quarter of the managed pages */
 	err = regions_dump(&self->rpm, true, &rs, &ack);
 	ASSERT_EQ(0, err) TH_LOG("dump: %s \"%s\"", strerror(-err), ack.msg);
-	for (i = 0; i < rs.n; i++)
-		managed += rs.r[i].managed;
-	for (i = 0; i < rs.n && sum < managed / 4; i++) {
-		sum += rs.r[i].managed;
-		f = rs.r[i].id + 1;
-	}
+	f = region_past(&rs, 4, NULL);
 	/* park what parks behind it, highest first: its pages move into the front */
 	checkpoint_scratch(_metadata);
 	for (i = rs.n - 1; i >= 0 && nparked < (int)ARRAY_SIZE(parked); i--) {
