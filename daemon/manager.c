@@ -953,14 +953,22 @@ static void write_metrics(struct manager *m)
  * idle spell had reclaim evict for that long before the daemon noticed.
  */
 #define RECLAIM_WATCH_USEC	(2 * 1000000ULL)
+/*
+ * With first-allocation events a quiet system is read less often, down to
+ * every RECLAIM_WATCH_MAX_USEC: memory that fills gets into an empty region
+ * and the event hurries the watch back to RECLAIM_WATCH_USEC, as do
+ * releases, PSI triggers and passes that acted.  Without events (the stock
+ * backend) the period stays short.
+ */
+#define RECLAIM_WATCH_MAX_USEC	(16 * 1000000ULL)
 
 static void on_reclaim_watch(struct reclaim_watch *w, uint64_t pages, void *userdata)
 {
 	struct manager *m = userdata;
 
 	if (pages)
-		log_debug("reclaim watch: %" PRIu64 " pages evicted or refaulted in %llu s: deciding now",
-			  pages, RECLAIM_WATCH_USEC / 1000000);
+		log_debug("reclaim watch: %" PRIu64 " pages evicted or refaulted in %.1f s: deciding now",
+			  pages, reclaim_watch_period(w) / 1e6);
 	else if (reclaim_watch_fell_below(w))
 		log_debug("reclaim watch: free memory fell below %" PRIu64
 			  " pages while memory is parked: deciding now",
@@ -984,6 +992,9 @@ static void arm_reclaim_watch(struct manager *m)
 		log_warning("cannot set up the reclaim watch: parked memory comes back on passes only");
 		return;
 	}
+	reclaim_watch_set_max_period(m->reclaim_watch,
+				     backend_caps(m->backend) & RPM_CAP_EVENTS ?
+				     RECLAIM_WATCH_MAX_USEC : RECLAIM_WATCH_USEC);
 	reclaim_watch_arm(m->reclaim_watch, ours && !m->exiting,
 			  m->config.policy.reclaim_unpark_pages_per_sec);
 	reclaim_watch_wake_at_free(m->reclaim_watch, m->pstate.plan.wake_free_pages);
@@ -1050,6 +1061,8 @@ int manager_pass(struct manager *m)
 			 m->pstate.plan.wake_free_pages, m->config.idle_interval_sec);
 	m->converged = m->pstate.plan.converged;
 	arm_reclaim_watch(m);
+	if (n)
+		reclaim_watch_hurry(m->reclaim_watch);
 
 	manager_status(m, status, sizeof(status));
 	sd_notifyf(false, "STATUS=%s", status);
@@ -1072,6 +1085,7 @@ static void on_event(const struct rpm_event *ev, void *userdata)
 		if (!reg)
 			break;
 		log_debug("region %u: first allocation", ev->id);
+		reclaim_watch_hurry(m->reclaim_watch);
 		refresh_region(m, reg, false);
 		if (reg->last_vacated)
 			policy_note_refill(&m->config.policy, &m->pstate, reg, now_usec());
@@ -1080,6 +1094,7 @@ static void on_event(const struct rpm_event *ev, void *userdata)
 		break;
 	case RPM_EVENT_RELEASE:
 		note(m, MANAGER_NOTE_RELEASED, ev->id, ev->reason);
+		reclaim_watch_hurry(m->reclaim_watch);
 		if (!reg) {
 			m->need_dump = true;
 			break;
@@ -1190,6 +1205,7 @@ static void on_psi(struct psi_monitor *p, void *userdata)
 	(void)p;
 	log_debug("memory pressure trigger");
 	m->psi_event = true;
+	reclaim_watch_hurry(m->reclaim_watch);
 	manager_pass(m);	/* the policy unparks first when pressure builds */
 	if (m->pstate.plan.short_of_memory)
 		wake_pass(m, RPM_POLICY_SHORT_POLL_MSEC * 1000);

@@ -25,3 +25,16 @@ uint64_t reclaim_step_over(const struct reclaim_step *d, uint64_t limit_per_sec)
 
 	return limit_per_sec && d->usec && (double)pages > limit ? pages : 0;
 }
+
+uint64_t reclaim_watch_next_period(uint64_t cur, uint64_t base, uint64_t max, bool reclaimed,
+				   uint64_t prev_free, uint64_t free, uint64_t low_mark)
+{
+	uint64_t dist = prev_free > low_mark ? prev_free - low_mark : 0;
+	uint64_t fell = prev_free > free ? prev_free - free : 0;
+
+	if (max < base)
+		max = base;
+	if (reclaimed || fell > dist / 4 || cur < base)
+		return base;
+	return cur > max / 2 ? max : cur * 2;
+}

@@ -34,3 +34,14 @@ bool reclaim_rate_step(struct reclaim_rate *r, uint64_t now_usec, uint64_t steal
  * with a limit of 0.
  */
 uint64_t reclaim_step_over(const struct reclaim_step *d, uint64_t limit_per_sec);
+
+/*
+ * The reclaim watch's next period.  Back to @base after a reading that
+ * saw reclaim (@reclaimed: any steal or refault, or a restarted reading),
+ * or in which free memory fell by more than a quarter of its distance to
+ * @low_mark (0: no mark, the distance is all of it): at that pace twice
+ * the period would take it there.  Else twice @cur, up to @max: a quiet
+ * system is read less and less often.  Never below @base.
+ */
+uint64_t reclaim_watch_next_period(uint64_t cur, uint64_t base, uint64_t max, bool reclaimed,
+				   uint64_t prev_free, uint64_t free, uint64_t low_mark);

@@ -21,6 +21,9 @@ struct reclaim_watch {
 	sd_event_source *timer;
 	const char *root;
 	uint64_t period_usec, limit;
+	uint64_t max_period_usec;	/* quiet readings stretch the period up to it */
+	uint64_t cur_usec;		/* the period now */
+	uint64_t prev_free;		/* nr_free_pages at the last reading (0: none) */
 	uint64_t wake_free;		/* call back once MemFree reaches it (0: never) */
 	uint64_t wake_below;		/* call back once MemFree falls below it (0: never) */
 	bool fell_below;		/* the last call back was for wake_below */
@@ -40,29 +43,48 @@ static uint64_t mono_usec(void)
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct reclaim_watch *w = userdata;
+	struct reclaim_step d;
 	struct rpm_vmstat vm;
-	uint64_t pages;
+	uint64_t pages = 0;
+	bool step;
 
 	(void)usec;
-	if (procfs_read_vmstat(w->root, &vm) == 0) {
-		pages = reclaim_rate_feed(&w->rate, mono_usec(),
-					  vm.pgsteal_kswapd + vm.pgsteal_direct,
-					  vm.workingset_refault_file, w->limit);
-		if (pages) {
-			w->cb(w, pages, w->userdata);
-		} else if (w->wake_free && vm.nr_free_pages >= w->wake_free) {
-			w->wake_free = 0;	/* once: the next pass sets a new mark */
-			w->fell_below = false;
-			w->cb(w, 0, w->userdata);
-		} else if (w->wake_below && vm.nr_free_pages < w->wake_below) {
-			w->wake_below = 0;	/* once, as above */
-			w->fell_below = true;
-			w->cb(w, 0, w->userdata);
-		}
+	if (procfs_read_vmstat(w->root, &vm) < 0) {
+		w->cur_usec = w->period_usec;
+		goto out;
 	}
-	/* The callback may have disarmed the watch. */
+	step = reclaim_rate_step(&w->rate, mono_usec(), vm.pgsteal_kswapd + vm.pgsteal_direct,
+				 vm.workingset_refault_file, &d);
+	if (step) {
+		/*
+		 * A long period must not dilute a burst: over one it calls
+		 * back for what would have been too much in a short one.
+		 */
+		struct reclaim_step over = d;
+
+		if (over.usec > w->period_usec)
+			over.usec = w->period_usec;
+		pages = reclaim_step_over(&over, w->limit);
+	}
+	w->cur_usec = reclaim_watch_next_period(w->cur_usec, w->period_usec, w->max_period_usec,
+						!step || d.steal || d.refault || !w->prev_free,
+						w->prev_free, vm.nr_free_pages, w->wake_below);
+	w->prev_free = vm.nr_free_pages;
+	if (pages) {
+		w->cb(w, pages, w->userdata);
+	} else if (w->wake_free && vm.nr_free_pages >= w->wake_free) {
+		w->wake_free = 0;	/* once: the next pass sets a new mark */
+		w->fell_below = false;
+		w->cb(w, 0, w->userdata);
+	} else if (w->wake_below && vm.nr_free_pages < w->wake_below) {
+		w->wake_below = 0;	/* once, as above */
+		w->fell_below = true;
+		w->cb(w, 0, w->userdata);
+	}
+out:
+	/* The callback may have disarmed the watch, or hurried it. */
 	if (w->limit)
-		sd_event_source_set_time_relative(s, w->period_usec);
+		sd_event_source_set_time_relative(s, w->cur_usec);
 	return 0;
 }
 
@@ -77,6 +99,8 @@ int reclaim_watch_new(sd_event *e, const char *root, uint64_t period_usec,
 		return -ENOMEM;
 	w->root = root;
 	w->period_usec = period_usec;
+	w->max_period_usec = period_usec;
+	w->cur_usec = period_usec;
 	w->cb = cb;
 	w->userdata = userdata;
 	/* accuracy: a tenth of the period, so wake-ups can be coalesced */
@@ -113,6 +137,8 @@ void reclaim_watch_arm(struct reclaim_watch *w, bool on, uint64_t limit_per_sec)
 		return;
 	}
 	if (!w->limit) {
+		w->cur_usec = w->period_usec;
+		w->prev_free = 0;
 		sd_event_source_set_time_relative(w->timer, w->period_usec);
 		sd_event_source_set_enabled(w->timer, SD_EVENT_ON);
 	}
@@ -139,4 +165,31 @@ bool reclaim_watch_fell_below(const struct reclaim_watch *w)
 bool reclaim_watch_armed(const struct reclaim_watch *w)
 {
 	return w && w->limit;
+}
+
+void reclaim_watch_set_max_period(struct reclaim_watch *w, uint64_t max_usec)
+{
+	if (w)
+		w->max_period_usec = max_usec > w->period_usec ? max_usec : w->period_usec;
+}
+
+void reclaim_watch_hurry(struct reclaim_watch *w)
+{
+	uint64_t due, now;
+
+	if (!w || w->cur_usec == w->period_usec)
+		return;
+	w->cur_usec = w->period_usec;
+	if (!w->limit)
+		return;
+	/* Read again within one base period, not at the end of a long one. */
+	if (sd_event_source_get_time(w->timer, &due) < 0 ||
+	    sd_event_now(sd_event_source_get_event(w->timer), CLOCK_MONOTONIC, &now) < 0 ||
+	    due > now + w->period_usec)
+		sd_event_source_set_time_relative(w->timer, w->period_usec);
+}
+
+uint64_t reclaim_watch_period(const struct reclaim_watch *w)
+{
+	return w ? w->cur_usec : 0;
 }

@@ -10,6 +10,11 @@
  * it has parked or held regions.  While armed it also calls back (with 0
  * pages) when nr_free_pages reaches the mark the policy left after a
  * converged pass: freed memory that lets the plan do with one region less.
+ *
+ * On a quiet system the period doubles after each reading that saw no
+ * reclaim and no fast fall of free memory, up to a maximum the caller
+ * sets; reclaim, a fast fall, or the caller's hurry (an event) bring it
+ * back to the short period.
  */
 #pragma once
 
@@ -42,5 +47,15 @@ void reclaim_watch_wake_at_free(struct reclaim_watch *w, uint64_t free_pages);
 /* Call back once nr_free_pages is below @free_pages (0: no mark). */
 void reclaim_watch_wake_below_free(struct reclaim_watch *w, uint64_t free_pages);
 bool reclaim_watch_armed(const struct reclaim_watch *w);
+/*
+ * Let quiet readings stretch the period up to @max_usec (see
+ * reclaim_watch_next_period()); by default it stays at the period given to
+ * reclaim_watch_new().  Only for callers with events that hurry it.
+ */
+void reclaim_watch_set_max_period(struct reclaim_watch *w, uint64_t max_usec);
+/* Something happened (an event, a pass that acted): back to the short period now. */
+void reclaim_watch_hurry(struct reclaim_watch *w);
+/* The period now. */
+uint64_t reclaim_watch_period(const struct reclaim_watch *w);
 /* Was the last call back with @pages 0 for the mark below (else: above)? */
 bool reclaim_watch_fell_below(const struct reclaim_watch *w);

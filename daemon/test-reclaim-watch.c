@@ -278,6 +278,95 @@ static void test_low_mark(void **state)
 	free_pages = 1000;
 }
 
+/* The period arithmetic: back to the base on reclaim or a fast fall, else doubled. */
+static void test_next_period(void **state)
+{
+	(void)state;
+	/* Quiet: doubles, up to the maximum. */
+	assert_int_equal(reclaim_watch_next_period(2, 2, 16, false, 1000, 1000, 0), 4);
+	assert_int_equal(reclaim_watch_next_period(8, 2, 16, false, 1000, 1000, 0), 16);
+	assert_int_equal(reclaim_watch_next_period(16, 2, 16, false, 1000, 1000, 0), 16);
+	assert_int_equal(reclaim_watch_next_period(12, 2, 16, false, 1000, 1000, 0), 16);
+	/* No maximum above the base: stays at the base. */
+	assert_int_equal(reclaim_watch_next_period(2, 2, 0, false, 1000, 1000, 0), 2);
+	/* Any reclaim: back to the base. */
+	assert_int_equal(reclaim_watch_next_period(16, 2, 16, true, 1000, 1000, 0), 2);
+	/* Free memory fell by a quarter of its distance to the mark or less: quiet. */
+	assert_int_equal(reclaim_watch_next_period(4, 2, 16, false, 1000, 900, 600), 8);
+	/* By more: at that pace twice the period reaches the mark. */
+	assert_int_equal(reclaim_watch_next_period(4, 2, 16, false, 1000, 899, 600), 2);
+	/* Without a mark the distance is all free memory. */
+	assert_int_equal(reclaim_watch_next_period(4, 2, 16, false, 1000, 750, 0), 8);
+	assert_int_equal(reclaim_watch_next_period(4, 2, 16, false, 1000, 749, 0), 2);
+	/* Already below the mark: the base. */
+	assert_int_equal(reclaim_watch_next_period(4, 2, 16, false, 500, 499, 600), 2);
+	/* Free memory that grew is quiet. */
+	assert_int_equal(reclaim_watch_next_period(4, 2, 16, false, 500, 5000, 600), 8);
+}
+
+/*
+ * With a maximum, a quiet system is read less and less often; hurry, a
+ * fast fall of free memory and reclaim bring the period back; a burst
+ * over a long period is seen as it would have been over a short one.
+ */
+static void test_backoff(void **state)
+{
+	struct reclaim_watch *w = NULL;
+	struct calls c = { 0 };
+	sd_event *e = NULL;
+
+	(void)state;
+	free_pages = 100000;
+	write_vmstat(0, 0, 0);
+	assert_int_equal(sd_event_new(&e), 0);
+	assert_int_equal(reclaim_watch_new(e, root, 50000, on_call, &c, &w), 0);
+	reclaim_watch_set_max_period(w, 400000);
+	reclaim_watch_wake_below_free(w, 20000);
+	reclaim_watch_arm(w, true, 1000);
+	assert_int_equal(reclaim_watch_period(w), 50000);
+	/* Quiet: 50, 100, 200, 400 ms: within 1.2 s it reaches the maximum. */
+	for (int i = 0; i < 12; i++)
+		sd_event_run(e, 100000);
+	assert_int_equal(reclaim_watch_period(w), 400000);
+	assert_int_equal(c.n, 0);
+	/* Hurried (an event): the base again. */
+	reclaim_watch_hurry(w);
+	assert_int_equal(reclaim_watch_period(w), 50000);
+	for (int i = 0; i < 12; i++)
+		sd_event_run(e, 100000);
+	assert_int_equal(reclaim_watch_period(w), 400000);
+	/* Free memory falls by half its distance to the mark: the base. */
+	free_pages = 60000;
+	write_vmstat(0, 0, 0);
+	for (int i = 0; i < 6 && reclaim_watch_period(w) != 50000; i++)
+		sd_event_run(e, 100000);
+	assert_int_equal(reclaim_watch_period(w), 50000);
+	assert_int_equal(c.n, 0);
+	for (int i = 0; i < 12; i++)
+		sd_event_run(e, 100000);
+	assert_int_equal(reclaim_watch_period(w), 400000);
+	/*
+	 * 300 pages stolen in one 400-ms period: 750/s, under the limit of
+	 * 1000/s, but more than 50 ms at that limit allows: reported, and
+	 * the period is back at the base.
+	 */
+	write_vmstat(300, 0, 0);
+	for (int i = 0; i < 6 && !c.n; i++)
+		sd_event_run(e, 100000);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.zero, 0);
+	assert_int_equal(reclaim_watch_period(w), 50000);
+	/* Without a maximum (the default) the period stays at the base. */
+	reclaim_watch_set_max_period(w, 0);
+	reclaim_watch_hurry(w);
+	for (int i = 0; i < 12; i++)
+		sd_event_run(e, 100000);
+	assert_int_equal(reclaim_watch_period(w), 50000);
+	reclaim_watch_free(w);
+	sd_event_unref(e);
+	free_pages = 1000;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +375,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_timer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_low_mark, setup, teardown),
+		cmocka_unit_test(test_next_period),
+		cmocka_unit_test_setup_teardown(test_backoff, setup, teardown),
 	};
 
 	rpm_log_max_level = LOG_WARNING;	/* keep the TAP output clean */
