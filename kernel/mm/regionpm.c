@@ -152,8 +152,14 @@ MODULE_PARM_DESC(bias_front_blocks, "Free pageblocks the bias keeps in front of 
  * pageblock instead would start a new one whenever a region lower down
  * has a free pageblock (under regionpmd, the region it gave back last).
  * Recomputed with the frontier; empty with a fixed frontier.
+ *
+ * Those with unmanaged pages come first (pinned_unmanaged): nothing ever
+ * empties them, while a region pinned only by slab may empty when its
+ * objects are freed (the dentries of deleted files) unless new slab keeps
+ * coming in.  Lowest first within each kind.
  */
 static unsigned long *pinned;
+static unsigned long *pinned_unmanaged;
 
 static void frontier_workfn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(frontier_work, frontier_workfn);
@@ -439,9 +445,30 @@ static unsigned long front_blocks_end(struct zone *zone)
 }
 
 /*
+ * The next pinned region of [@id, @last] in claim order, those with
+ * unmanaged pages first (see pinned_unmanaged): *@pass is 0 while they
+ * are walked, 1 for the others; @last + 1 after the last.  Start with
+ * @id = @first and *@pass = 0.
+ */
+static unsigned long next_pinned(unsigned long id, unsigned long first,
+				 unsigned long last, int *pass)
+{
+	for (;;) {
+		id = find_next_bit(pinned, last + 1, id);
+		while (id <= last && test_bit(id, pinned_unmanaged) == !!*pass)
+			id = find_next_bit(pinned, last + 1, id + 1);
+		if (id <= last || *pass)
+			return id;
+		*pass = 1;
+		id = first;
+	}
+}
+
+/*
  * A claim for unmovable or reclaimable memory with the bias on: the lowest
- * free pageblock of @zone in a pinned region, else the lowest below its
- * frontier, as the head of its buddy block (order in @order), or NULL.
+ * free pageblock of @zone in a pinned region (those with unmanaged pages
+ * first), else the lowest below its frontier, as the head of its buddy
+ * block (order in @order), or NULL.
  * Claiming it whole keeps the new unmovable pageblock where unmovable
  * memory already is, where the fallback's "largest block first" would take
  * one anywhere.  NULL also wakes the front keeper: the front is full.
@@ -452,12 +479,13 @@ struct page *__regionpm_lowest_free_block(struct zone *zone, int *order)
 {
 	unsigned long id, first, last, pb, end;
 	struct page *page;
+	int pass = 0;
 
 	if (!zone_tracked(zone))
 		return NULL;
 	zone_regions(zone, &first, &last);
-	for (id = find_next_bit(pinned, last + 1, first); id <= last;
-	     id = find_next_bit(pinned, last + 1, id + 1)) {
+	for (id = next_pinned(first, first, last, &pass); id <= last;
+	     id = next_pinned(id + 1, first, last, &pass)) {
 		region_blocks(zone, id, &pb, &end);
 		page = first_free_block(zone, pb, end, order);
 		if (page)
@@ -539,6 +567,25 @@ void regionpm_managed_changed(struct page *page, long count)
 }
 
 /*
+ * Memblock hands memory to the buddy allocator in ascending order, each
+ * block to the tail of its free list, so what is allocated before
+ * regionpm starts (early slab, page tables, per-CPU and vmalloc pages)
+ * takes the lowest pageblocks of each zone: unmovable pageblocks in a
+ * region nothing else pins, which no keeper can empty later.  With the
+ * bias asked for on the command line the blocks go to the head instead:
+ * those allocations then come from the top of each zone, next to the
+ * memmap and memblock's own allocations, which memblock places top-down.
+ * Boot (and deferred struct page init) only: memory hotplug keeps the tail.
+ */
+bool regionpm_boot_free_to_head(enum meminit_context context)
+{
+	if (context != MEMINIT_EARLY || !READ_ONCE(bias))
+		return false;
+	/* Pairs with the release in regionpm_init(): not started yet. */
+	return !smp_load_acquire(&initialised);
+}
+
+/*
  * Does region @id hold online pages that are neither managed nor parked
  * (reserved at boot, gigantic pages taken from memblock, ballooned pages)?
  */
@@ -611,7 +658,12 @@ static void frontier_workfn(struct work_struct *work)
 		for (id = first; id <= last; id++) {
 			if (!(id & 63))
 				cond_resched();
-			if (region_has_unmanaged(id) || region_has_unmovable_blocks(zone, id)) {
+			if (region_has_unmanaged(id))
+				set_bit(id, pinned_unmanaged);
+			else
+				clear_bit(id, pinned_unmanaged);
+			if (test_bit(id, pinned_unmanaged) ||
+			    region_has_unmovable_blocks(zone, id)) {
 				set_bit(id, pinned);
 				sum += atomic_long_read(&regionpm.regions[id].managed);
 			} else {
@@ -774,7 +826,7 @@ static unsigned int room_for(struct zone *zone, long front_free, unsigned int wa
  * Per zone, while fewer than bias_front_blocks pageblocks are free where
  * the next unmovable claims go, and the memory behind has room for what
  * the pageblocks emptied hold (see room_for()): empty up to REGIONPM_CLEAR_MAX movable
- * pageblocks of the pinned regions, lowest first; only when those have
+ * pageblocks of the pinned regions, in the order claims take them; only when those have
  * none left (their pageblocks are all unmovable) the lowest below the
  * frontier, i.e. a new region for unmovable memory.  Free pageblocks below
  * the frontier count only then: otherwise the claims take the pinned
@@ -797,6 +849,7 @@ static void front_workfn(struct work_struct *work)
 		unsigned long id, first, last, pb, pb_end;
 		unsigned int have;
 		long front_free = 0;
+		int pass = 0;
 
 		if (!zone_tracked(zone) || zone_idx(zone) == ZONE_MOVABLE)
 			continue;
@@ -806,8 +859,8 @@ static void front_workfn(struct work_struct *work)
 		p.max = room_for(zone, front_free,
 				 min_t(unsigned int, mark - have, REGIONPM_CLEAR_MAX), have);
 		zone_regions(zone, &first, &last);
-		for (id = find_next_bit(pinned, last + 1, first); id <= last && p.n < p.max;
-		     id = find_next_bit(pinned, last + 1, id + 1)) {
+		for (id = next_pinned(first, first, last, &pass); id <= last && p.n < p.max;
+		     id = next_pinned(id + 1, first, last, &pass)) {
 			region_blocks(zone, id, &pb, &pb_end);
 			pick_blocks(&p, pb, pb_end, false);
 		}
@@ -1150,10 +1203,11 @@ static int __init regionpm_init(void)
 	free_blocks = bitmap_zalloc(nr_blocks, GFP_KERNEL);
 	front_failed = bitmap_zalloc(nr_blocks, GFP_KERNEL);
 	pinned = bitmap_zalloc(regionpm.nr, GFP_KERNEL);
+	pinned_unmanaged = bitmap_zalloc(regionpm.nr, GFP_KERNEL);
 	regionpm.frontier_pfn = kcalloc(nr_node_ids * MAX_NR_ZONES, sizeof(*regionpm.frontier_pfn),
 					GFP_KERNEL);
 	if (!regionpm.regions || !alloc_pending || !region_empty || !free_blocks ||
-	    !front_failed || !pinned || !regionpm.frontier_pfn) {
+	    !front_failed || !pinned || !pinned_unmanaged || !regionpm.frontier_pfn) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -1231,6 +1285,7 @@ err_free:
 	bitmap_free(free_blocks);
 	bitmap_free(front_failed);
 	bitmap_free(pinned);
+	bitmap_free(pinned_unmanaged);
 	kfree(regionpm.frontier_pfn);
 	kvfree(regionpm.regions);
 	regionpm.regions = NULL;
@@ -1238,4 +1293,12 @@ err_free:
 	pr_err("disabled: %d\n", ret);
 	return ret;
 }
-late_initcall(regionpm_init);
+
+/*
+ * As early as its users allow (genetlink registers at core_initcall): the
+ * pages the bias cannot steer, those allocated before it is on, are the
+ * unmovable ones that end up in the lowest region of each zone.  Started
+ * at late_initcall, the drivers' slab pinned ZONE_NORMAL's lowest region
+ * for good.
+ */
+postcore_initcall(regionpm_init);

@@ -38,6 +38,7 @@ struct page *__regionpm_lowest_free_block(struct zone *zone, int *order);
 struct page *__regionpm_low_block(struct list_head *list);
 struct page *__regionpm_movable_block(struct list_head *list, struct page *page);
 void regionpm_managed_changed(struct page *page, long count);
+bool regionpm_boot_free_to_head(enum meminit_context context);
 
 /*
  * A block of 2^order pages goes onto a free list.  Returns whether it should
@@ -201,6 +202,11 @@ static inline bool regionpm_bias_on(void)
 
 static inline void regionpm_managed_changed(struct page *page, long count)
 {
+}
+
+static inline bool regionpm_boot_free_to_head(enum meminit_context context)
+{
+	return false;
 }
 #endif
 
