@@ -3,7 +3,8 @@
 # a time, under up to six configurations side by side:
 #   (a) stock  (b) proactive compaction  (c) naive drop_caches + compact
 #   every 10 s  (d) DAMON_RECLAIM defaults  (e) allocation bias alone
-#   (f) regionpmd with defaults (started before the workload)
+#   (f) regionpmd with defaults (started before the workload; the kernel
+#   booted with regionpm.bias=1, as the README says)
 # and, on the stock kernel (KERNEL_VARIANT=stock, no series):
 #   (h) regionpmd, stock backend  (i) the offline peer (bench/configs/)
 # for each workload and memory size.  Each guest (bench/guest-run.sh) writes
@@ -48,9 +49,11 @@ t_start=$(date +%s)
 # needs one; the rest of a configuration lives in bench/guest-run.sh).
 cfg_append() {
 	case "$1" in
-	bias) echo regionpm.bias=1 ;;
+	# regionpmd as the README sets it up: the bias from boot, so the
+	# kernel's early allocations stay with the memmap (regionpm(7))
+	bias|regionpmd|demo) echo regionpm.bias=1 ;;
 	# half of memory in ZONE_MOVABLE, as virtio-mem/CXL/auto-movable set it up
-	movable) echo movablecore=50% ;;
+	movable) echo regionpm.bias=1 movablecore=50% ;;
 	esac
 }
 
