@@ -467,33 +467,40 @@ static unsigned long next_pinned(unsigned long id, unsigned long first,
 /*
  * A claim for unmovable or reclaimable memory with the bias on: the lowest
  * free pageblock of @zone in a pinned region (those with unmanaged pages
- * first), else the lowest below its frontier, as the head of its buddy
- * block (order in @order), or NULL.
+ * first), else, unless @pinned_only, the lowest below its frontier, as the
+ * head of its buddy block (order in @order), or NULL.  @pinned_only: the
+ * allocator can still try a lower zone (ALLOC_NOFRAGMENT), whose pinned
+ * regions cost no new region either.
  * Claiming it whole keeps the new unmovable pageblock where unmovable
  * memory already is, where the fallback's "largest block first" would take
- * one anywhere.  NULL also wakes the front keeper: the front is full.
- * Under zone->lock, which keeps the bits of this zone and the buddy blocks
- * stable.
+ * one anywhere.  Every claim also wakes the front keeper, so the pageblocks
+ * claims take are replaced as they go: woken only when the front was
+ * empty, it let claims made while it ran spill into a region of their own
+ * (a fast fill at 8 GiB: 2,235 unmovable pages in ZONE_NORMAL's lowest
+ * region while the memmap's region had 22 pageblocks free).  A claim is
+ * one per pageblock of unmovable memory; the keeper returns at once while
+ * the front is full.  Under zone->lock, which keeps the bits of this zone
+ * and the buddy blocks stable.
  */
-struct page *__regionpm_lowest_free_block(struct zone *zone, int *order)
+struct page *__regionpm_lowest_free_block(struct zone *zone, int *order,
+					  bool pinned_only)
 {
 	unsigned long id, first, last, pb, end;
-	struct page *page;
+	struct page *page = NULL;
 	int pass = 0;
 
 	if (!zone_tracked(zone))
 		return NULL;
 	zone_regions(zone, &first, &last);
-	for (id = next_pinned(first, first, last, &pass); id <= last;
+	for (id = next_pinned(first, first, last, &pass); id <= last && !page;
 	     id = next_pinned(id + 1, first, last, &pass)) {
 		region_blocks(zone, id, &pb, &end);
 		page = first_free_block(zone, pb, end, order);
-		if (page)
-			return page;
 	}
-	page = first_free_block(zone, zone->zone_start_pfn >> pageblock_order,
-				front_blocks_end(zone), order);
-	if (!page && READ_ONCE(bias_front_blocks))
+	if (!page && !pinned_only)
+		page = first_free_block(zone, zone->zone_start_pfn >> pageblock_order,
+					front_blocks_end(zone), order);
+	if (READ_ONCE(bias_front_blocks))
 		irq_work_queue(&front_irq_work);
 	return page;
 }
@@ -830,8 +837,7 @@ static unsigned int room_for(struct zone *zone, long front_free, unsigned int wa
  * none left (their pageblocks are all unmovable) the lowest below the
  * frontier, i.e. a new region for unmovable memory.  Free pageblocks below
  * the frontier count only then: otherwise the claims take the pinned
- * regions' first.  Runs after each frontier update and when a claim found
- * nothing free in front.
+ * regions' first.  Runs after each frontier update and after each claim.
  */
 static void front_workfn(struct work_struct *work)
 {

@@ -34,7 +34,8 @@ void __regionpm_buddy_del(struct page *page, struct zone *zone,
 void __regionpm_buddy_move(struct page *page, struct zone *zone,
 			   unsigned int order, int migratetype);
 bool __regionpm_bias_pfn(unsigned long pfn);
-struct page *__regionpm_lowest_free_block(struct zone *zone, int *order);
+struct page *__regionpm_lowest_free_block(struct zone *zone, int *order,
+					  bool pinned_only);
 struct page *__regionpm_low_block(struct list_head *list);
 struct page *__regionpm_movable_block(struct list_head *list, struct page *page);
 void regionpm_managed_changed(struct page *page, long count);
@@ -115,13 +116,14 @@ static __always_inline bool regionpm_bias_claim(int start_migratetype)
 }
 
 /*
- * With the bias on, the lowest free pageblock of @zone below the frontier
- * of its node, as the head of a free block of *@order pages; or NULL.
+ * With the bias on, the first free pageblock of @zone in a region pinned by
+ * unmovable memory already, else (unless @pinned_only) the lowest below its
+ * zone's frontier, as the head of a free block of *@order pages; or NULL.
  */
 static __always_inline struct page *
-regionpm_lowest_free_block(struct zone *zone, int *order)
+regionpm_lowest_free_block(struct zone *zone, int *order, bool pinned_only)
 {
-	return __regionpm_lowest_free_block(zone, order);
+	return __regionpm_lowest_free_block(zone, order, pinned_only);
 }
 
 /* With the bias on, a block of @list below its node's frontier, or NULL. */
@@ -158,7 +160,8 @@ static inline void regionpm_buddy_move(struct page *page, struct zone *zone,
 {
 }
 
-static inline struct page *regionpm_lowest_free_block(struct zone *zone, int *order)
+static inline struct page *regionpm_lowest_free_block(struct zone *zone, int *order,
+							bool pinned_only)
 {
 	return NULL;
 }
