@@ -492,10 +492,12 @@ struct page *__regionpm_lowest_free_block(struct zone *zone, int *order,
 	if (!zone_tracked(zone))
 		return NULL;
 	zone_regions(zone, &first, &last);
-	for (id = next_pinned(first, first, last, &pass); id <= last && !page;
+	for (id = next_pinned(first, first, last, &pass); id <= last;
 	     id = next_pinned(id + 1, first, last, &pass)) {
 		region_blocks(zone, id, &pb, &end);
 		page = first_free_block(zone, pb, end, order);
+		if (page)
+			break;
 	}
 	if (!page && !pinned_only)
 		page = first_free_block(zone, zone->zone_start_pfn >> pageblock_order,
@@ -583,10 +585,13 @@ void regionpm_managed_changed(struct page *page, long count)
  * those allocations then come from the top of each zone, next to the
  * memmap and memblock's own allocations, which memblock places top-down.
  * Boot (and deferred struct page init) only: memory hotplug keeps the tail.
+ * With CONFIG_DEFERRED_STRUCT_PAGE_INIT only the first section of each
+ * node's highest zone is initialised before SMP, and the early allocations
+ * come from there whatever the order: then this changes nothing.
  */
 bool regionpm_boot_free_to_head(enum meminit_context context)
 {
-	if (context != MEMINIT_EARLY || !READ_ONCE(bias))
+	if (context != MEMINIT_EARLY || !READ_ONCE(bias) || !enable)
 		return false;
 	/* Pairs with the release in regionpm_init(): not started yet. */
 	return !smp_load_acquire(&initialised);
