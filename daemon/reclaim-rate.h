@@ -37,7 +37,7 @@ uint64_t reclaim_step_over(const struct reclaim_step *d, uint64_t limit_per_sec)
 
 /*
  * The reclaim watch's next period.  Back to @base after a reading that
- * saw reclaim (@reclaimed: any steal or refault, or a restarted reading),
+ * saw reclaim (@reclaimed: any steal or refault, or the first reading),
  * or in which free memory fell by more than a quarter of its distance to
  * @low_mark (0: no mark, the distance is all of it): at that pace twice
  * the period would take it there.  Else twice @cur, up to @max: a quiet

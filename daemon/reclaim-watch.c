@@ -8,12 +8,17 @@
 #include "procfs-util.h"
 
 uint64_t reclaim_rate_feed(struct reclaim_rate *r, uint64_t now_usec, uint64_t steal,
-			   uint64_t refault, uint64_t limit_per_sec)
+			   uint64_t refault, uint64_t limit_per_sec, uint64_t span_usec, bool *quiet)
 {
 	struct reclaim_step d;
+	bool step = reclaim_rate_step(r, now_usec, steal, refault, &d);
 
-	if (!reclaim_rate_step(r, now_usec, steal, refault, &d))
+	if (quiet)
+		*quiet = step && !d.steal && !d.refault;
+	if (!step)
 		return 0;
+	if (span_usec && d.usec > span_usec)
+		d.usec = span_usec;
 	return reclaim_step_over(&d, limit_per_sec);
 }
 
@@ -23,7 +28,7 @@ struct reclaim_watch {
 	uint64_t period_usec, limit;
 	uint64_t max_period_usec;	/* quiet readings stretch the period up to it */
 	uint64_t cur_usec;		/* the period now */
-	uint64_t prev_free;		/* nr_free_pages at the last reading (0: none) */
+	uint64_t prev_free;		/* nr_free_pages at the last reading */
 	uint64_t wake_free;		/* call back once MemFree reaches it (0: never) */
 	uint64_t wake_below;		/* call back once MemFree falls below it (0: never) */
 	bool fell_below;		/* the last call back was for wake_below */
@@ -43,32 +48,20 @@ static uint64_t mono_usec(void)
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct reclaim_watch *w = userdata;
-	struct reclaim_step d;
 	struct rpm_vmstat vm;
-	uint64_t pages = 0;
-	bool step;
+	uint64_t pages;
+	bool quiet;
 
 	(void)usec;
 	if (procfs_read_vmstat(w->root, &vm) < 0) {
 		w->cur_usec = w->period_usec;
 		goto out;
 	}
-	step = reclaim_rate_step(&w->rate, mono_usec(), vm.pgsteal_kswapd + vm.pgsteal_direct,
-				 vm.workingset_refault_file, &d);
-	if (step) {
-		/*
-		 * A long period must not dilute a burst: over one it calls
-		 * back for what would have been too much in a short one.
-		 */
-		struct reclaim_step over = d;
-
-		if (over.usec > w->period_usec)
-			over.usec = w->period_usec;
-		pages = reclaim_step_over(&over, w->limit);
-	}
+	/* Over a long period, a burst counts as over a short one. */
+	pages = reclaim_rate_feed(&w->rate, mono_usec(), vm.pgsteal_kswapd + vm.pgsteal_direct,
+				  vm.workingset_refault_file, w->limit, w->period_usec, &quiet);
 	w->cur_usec = reclaim_watch_next_period(w->cur_usec, w->period_usec, w->max_period_usec,
-						!step || d.steal || d.refault || !w->prev_free,
-						w->prev_free, vm.nr_free_pages, w->wake_below);
+						!quiet, w->prev_free, vm.nr_free_pages, w->wake_below);
 	w->prev_free = vm.nr_free_pages;
 	if (pages) {
 		w->cb(w, pages, w->userdata);
@@ -138,7 +131,6 @@ void reclaim_watch_arm(struct reclaim_watch *w, bool on, uint64_t limit_per_sec)
 	}
 	if (!w->limit) {
 		w->cur_usec = w->period_usec;
-		w->prev_free = 0;
 		sd_event_source_set_time_relative(w->timer, w->period_usec);
 		sd_event_source_set_enabled(w->timer, SD_EVENT_ON);
 	}

@@ -25,13 +25,16 @@
 #include "reclaim-rate.h"
 
 /*
- * Feeds one reading; returns the pages reclaim took (steals or refaults,
- * whichever is larger) since the previous reading when that is more than
- * @limit_per_sec pages per second, else 0 (reclaim_rate_step() and
- * reclaim_step_over() in one).
+ * Feeds one reading (reclaim_rate_step() and reclaim_step_over() in one):
+ * the pages reclaim took since the previous reading (steals or refaults,
+ * whichever is larger) when that is more than @limit_per_sec pages a second
+ * allow over the time between the two readings, that time capped at
+ * @span_usec (0: no cap), so a long period does not dilute a burst; else 0.
+ * *@quiet (unless NULL): there was a previous reading and reclaim took
+ * nothing since.
  */
 uint64_t reclaim_rate_feed(struct reclaim_rate *r, uint64_t now_usec, uint64_t steal,
-			   uint64_t refault, uint64_t limit_per_sec);
+			   uint64_t refault, uint64_t limit_per_sec, uint64_t span_usec, bool *quiet);
 
 struct reclaim_watch;
 /* @pages: reclaimed faster than the limit, or 0: MemFree crossed a mark. */

@@ -69,20 +69,20 @@ static void test_rate(void **state)
 
 	(void)state;
 	/* The first reading only starts. */
-	assert_int_equal(reclaim_rate_feed(&r, 10 * SEC, 1000, 0, 1024), 0);
+	assert_int_equal(reclaim_rate_feed(&r, 10 * SEC, 1000, 0, 1024, 0, NULL), 0);
 	/* 2 s, 2000 steals: 1000/s, below 1024/s. */
-	assert_int_equal(reclaim_rate_feed(&r, 12 * SEC, 3000, 0, 1024), 0);
+	assert_int_equal(reclaim_rate_feed(&r, 12 * SEC, 3000, 0, 1024, 0, NULL), 0);
 	/* 2 s, 5000 steals: above. */
-	assert_int_equal(reclaim_rate_feed(&r, 14 * SEC, 8000, 0, 1024), 5000);
+	assert_int_equal(reclaim_rate_feed(&r, 14 * SEC, 8000, 0, 1024, 0, NULL), 5000);
 	/* Refaults count the same; the larger of the two is reported. */
-	assert_int_equal(reclaim_rate_feed(&r, 16 * SEC, 8100, 9000, 1024), 9000);
+	assert_int_equal(reclaim_rate_feed(&r, 16 * SEC, 8100, 9000, 1024, 0, NULL), 9000);
 	/* The clock did not advance: restart, no rate. */
-	assert_int_equal(reclaim_rate_feed(&r, 16 * SEC, 90000, 9000, 1024), 0);
+	assert_int_equal(reclaim_rate_feed(&r, 16 * SEC, 90000, 9000, 1024, 0, NULL), 0);
 	/* Counters went backwards: restart. */
-	assert_int_equal(reclaim_rate_feed(&r, 18 * SEC, 10, 9000, 1024), 0);
-	assert_int_equal(reclaim_rate_feed(&r, 20 * SEC, 100000, 9000, 1024), 99990);
+	assert_int_equal(reclaim_rate_feed(&r, 18 * SEC, 10, 9000, 1024, 0, NULL), 0);
+	assert_int_equal(reclaim_rate_feed(&r, 20 * SEC, 100000, 9000, 1024, 0, NULL), 99990);
 	/* Limit 0: never. */
-	assert_int_equal(reclaim_rate_feed(&r, 22 * SEC, 900000, 9000, 0), 0);
+	assert_int_equal(reclaim_rate_feed(&r, 22 * SEC, 900000, 9000, 0, 0, NULL), 0);
 }
 
 /* The step the policy uses: the raw growth, whatever the limit. */
