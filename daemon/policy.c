@@ -447,11 +447,41 @@ static bool use_growing(struct pass *p)
 		st->grow_base = use;
 		st->grow_base_when = sys->now;
 	} else if (use - st->grow_base > p->region_pages / 4) {
+		/* Over at least a second: one burst is not a rate. */
+		usec_t_ span = sys->now - st->grow_base_when;
+
+		if (span < sec_to_usec(1))
+			span = sec_to_usec(1);
+		st->grow_rate = (use - st->grow_base) * 1000000ULL / span;
 		st->grow_until = sys->now + sec_to_usec(p->cfg->pressure_backoff_sec);
 		st->grow_base = use;
 		st->grow_base_when = sys->now;
 	}
+	if (sys->now >= st->grow_until)
+		st->grow_rate = 0;
 	return sys->now < st->grow_until;
+}
+
+/*
+ * The free memory to keep while memory in use grows: two regions, or
+ * what it grows in RPM_POLICY_GROW_LEAD_SEC at the last rate seen if that
+ * is more (at most half of memory).  Two regions last a slow fill many
+ * passes, but not a fast one: database's fill at 8 GiB grows by about
+ * 16,000 pages a second, ate the two regions in four seconds, and the
+ * region a pass that came back let kswapd evict cache the fill read
+ * again (150,832 sectors against stock's 64).  The lead covers the
+ * reclaim watch's period, twice, and the pass that acts on it.
+ */
+static uint64_t grow_floor(const struct pass *p)
+{
+	uint64_t floor = RPM_POLICY_GROW_FREE_REGIONS * p->region_pages;
+	uint64_t lead = p->sys->now < p->st->grow_until ?
+			p->st->grow_rate * RPM_POLICY_GROW_LEAD_SEC : 0;
+	uint64_t cap = p->sys->mem_total_pages / 2;
+
+	if (lead > cap)
+		lead = cap;
+	return lead > floor ? lead : floor;
 }
 
 /*
@@ -465,7 +495,7 @@ static bool use_growing(struct pass *p)
  */
 static uint64_t low_mark(const struct pass *p)
 {
-	uint64_t floor = RPM_POLICY_GROW_FREE_REGIONS * p->region_pages;
+	uint64_t floor = grow_floor(p);
 	bool parked = false;
 
 	for (size_t i = 0; i < p->n_regions && !parked; i++)
@@ -1189,7 +1219,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	bool psi = sys->psi_event || psi_over_limit(cfg, sys);
 	/* The kernel took a parked region back: it unparks what it needs. */
 	bool pressure = psi || st->pressure_pending;
-	uint64_t shortfall, room, evicted;
+	uint64_t shortfall, room, evicted, floor;
 	bool growing;
 
 	p.park_limit = p.headroom + pct_of(all, cfg->hysteresis_percent);
@@ -1241,6 +1271,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	}
 	room = cache_reserve(&p);
 	growing = use_growing(&p);
+	st->low_free_pages = low_mark(&p);	/* with the rate just seen */
 	/*
 	 * Memory in use grows into what is free: give a region back before
 	 * reclaim has to evict cache to make room, not after (the reclaim
@@ -1248,8 +1279,15 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	 * with the daemon started at idle, read 2.7 % of its hot set back
 	 * from disk after kswapd trimmed the cache three times in its fill).
 	 */
-	if (growing && sys->mem_free_pages < RPM_POLICY_GROW_FREE_REGIONS * p.region_pages) {
-		unpark(&p, growth_ramp(&p, p.region_pages), false,
+	floor = grow_floor(&p);
+	if (growing && sys->mem_free_pages < floor) {
+		/* A region, or back up to a fast growth's lead at once. */
+		uint64_t need = p.region_pages;
+
+		if (floor > RPM_POLICY_GROW_FREE_REGIONS * p.region_pages &&
+		    floor - sys->mem_free_pages > need)
+			need = floor - sys->mem_free_pages;
+		unpark(&p, growth_ramp(&p, need), false,
 		       "memory in use grows into free memory");
 		if (p.n) {
 			st->plan.short_of_memory = true;

@@ -144,6 +144,7 @@ struct rpm_action {
 #define RPM_POLICY_GROWTH_MAX_SHIFT	4	/* each one gives back twice the last, up to 16x */
 #define RPM_POLICY_MOVE_CREDIT_SEC	10	/* reclaim this soon after our moves is theirs */
 #define RPM_POLICY_GROW_FREE_REGIONS	2	/* growing cache: keep this many regions free */
+#define RPM_POLICY_GROW_LEAD_SEC	8	/* ... or what it grows in this long, if more */
 
 /* The policy's memory between passes. */
 struct rpm_policy_state {
@@ -185,6 +186,7 @@ struct rpm_policy_state {
 	/* Memory in use grows: no parking until grow_until (use_growing()). */
 	uint64_t grow_base;
 	usec_t_ grow_base_when, grow_until;
+	uint64_t grow_rate;		/* pages/s of the last growth seen, while growing */
 	/* The last plan, for status and metrics. */
 	struct rpm_plan_summary {
 		unsigned keep, targets, pinned, spare, parked;

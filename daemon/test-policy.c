@@ -1327,6 +1327,65 @@ static void test_anon_growth_and_low_mark(void **state)
 }
 
 /*
+ * Memory in use that grows fast (a database fill at 8 GiB: 16,000 pages a
+ * second) would eat two free regions before the next pass: the floor is
+ * what it grows in RPM_POLICY_GROW_LEAD_SEC, at most half of memory, and
+ * that much comes back at once; the manager's low mark follows it.  The
+ * rate is forgotten when the growth ends.
+ */
+static void test_fast_growth_unparks_its_lead(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_parked(&w, 5, true, 0);
+	set_parked(&w, 6, true, 0);
+	set_parked(&w, 7, true, 0);
+	set_used(&w, 2, RP, RP);
+	set_used(&w, 3, RP, RP);
+	set_used(&w, 4, RP, RP);
+	w.reclaimable += 3 * RP;	/* MemAvailable stays well above the headroom */
+	w.sys.vmstat_valid = true;
+	/* Three quarters of a region in one second: 24,576 pages/s. */
+	w.st.grow_base_when = T0 - SEC;
+	w.st.grow_base = 1000;
+	w.sys.file_pages = 1000 + 3 * RP / 4;
+	decide(&w);
+	assert_int_equal(w.st.grow_rate, 3 * RP / 4);
+	/*
+	 * 8 s of it is 6 regions, capped at half of memory (2.5 of 5 active):
+	 * MemFree is 31,768, so 50,152 pages, two regions, come back.
+	 */
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 2);
+	assert_true(has(&w, RPM_ACT_UNPARK, 5));
+	assert_true(has(&w, RPM_ACT_UNPARK, 6));
+	assert_int_equal(count_parks(&w), 0);
+
+	/* With room: no unpark, but the mark is the lead, not two regions. */
+	world_init(&w);
+	set_parked(&w, 6, true, 0);
+	set_parked(&w, 7, true, 0);
+	w.reclaimable += 2 * RP;
+	w.sys.vmstat_valid = true;
+	w.st.grow_base_when = T0 - 4 * SEC;
+	w.st.grow_base = 1000;
+	w.sys.file_pages = 1000 + RP;		/* 8,192 pages/s */
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+	assert_int_equal(w.st.low_free_pages, 2 * RP);	/* 8 s of it: 2 regions */
+	w.sys.now += 2 * SEC;
+	w.sys.file_pages += 5 * RP / 8;		/* 10,240 pages/s */
+	decide(&w);
+	assert_int_equal(w.st.low_free_pages, 5 * RP / 2);
+	/* The growth ends: back to two regions. */
+	w.sys.now += (w.cfg.pressure_backoff_sec + 1) * SEC;
+	decide(&w);
+	assert_int_equal(w.st.grow_rate, 0);
+	assert_int_equal(w.st.low_free_pages, 2 * RP);
+}
+
+/*
  * A burst the manager's reclaim watch saw between two passes a minute
  * apart brings memory back although the minute's average is low.
  */
@@ -1734,6 +1793,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_after_our_moves),
 		cmocka_unit_test(test_cache_growth_defers_parking),
 		cmocka_unit_test(test_anon_growth_and_low_mark),
+		cmocka_unit_test(test_fast_growth_unparks_its_lead),
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),
 		cmocka_unit_test(test_holds),
