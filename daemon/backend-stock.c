@@ -31,8 +31,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +50,7 @@
 #define STOCK_RESCAN_USEC		(10 * 1000000ULL)	/* occupancy older than this is stale */
 #define STOCK_DUMP_SCAN_PAGES		(128 * 1024)		/* 512 MiB of 4 KiB pages per dump */
 #define STOCK_OFFLINE_TIMEOUT_MS	5000
+#define STOCK_OFFLINE_POLL_MS		100			/* MemAvailable guard while offlining */
 #define STOCK_DROP_MIN_AGE_US		1000000			/* DAMON: not accessed for 1 s */
 #define STOCK_DROP_TIMEOUT_MS		3000
 
@@ -366,9 +369,9 @@ static bool memory_short(struct backend_stock *s)
  */
 static int offline_block(struct backend_stock *s, uint32_t id)
 {
-	unsigned waited = 0;
+	usec_t_ deadline;
 	pid_t pid;
-	int status;
+	int status, pfd, r;
 
 	pid_t parent = getpid();
 
@@ -376,8 +379,6 @@ static int offline_block(struct backend_stock *s, uint32_t id)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		int r;
-
 		/*
 		 * A daemon killed with SIGKILL cannot kill us: die with it (and
 		 * in any case after twice the timeout), or the orphaned offline
@@ -392,23 +393,49 @@ static int offline_block(struct backend_stock *s, uint32_t id)
 
 		_exit(r < 0 ? -r : 0);
 	}
+	/*
+	 * Sleep on a pidfd until the child ends, waking every
+	 * STOCK_OFFLINE_POLL_MS for the guard: a 10 ms waitpid() loop woke
+	 * the daemon 100 times a second for as long as an offline took
+	 * (seconds each under load: 1,474 wakeups a minute on fragment at
+	 * 8 GiB while it parked).
+	 */
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	deadline = now_usec() + STOCK_OFFLINE_TIMEOUT_MS * 1000ULL;
 	for (;;) {
-		struct timespec ts = { .tv_nsec = 10 * 1000000L };
 		pid_t w = waitpid(pid, &status, WNOHANG);
+		bool late;
 
 		if (w == pid)
 			break;
-		if (w < 0 && errno != EINTR)
-			return -errno;
-		if (waited >= STOCK_OFFLINE_TIMEOUT_MS || (waited % 100 == 0 && memory_short(s))) {
+		if (w < 0 && errno != EINTR) {
+			r = -errno;
+			if (pfd >= 0)
+				close(pfd);
+			return r;
+		}
+		late = now_usec() >= deadline;
+		if (late || memory_short(s)) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
-			return waited >= STOCK_OFFLINE_TIMEOUT_MS ? -ETIMEDOUT : -EAGAIN;
+			if (pfd >= 0)
+				close(pfd);
+			return late ? -ETIMEDOUT : -EAGAIN;
 		}
-		nanosleep(&ts, NULL);
-		waited += 10;
+		if (pfd >= 0) {
+			struct pollfd pf = { .fd = pfd, .events = POLLIN };
+
+			poll(&pf, 1, STOCK_OFFLINE_POLL_MS);
+		} else {
+			/* No pidfd (kernel before 5.3): poll the child. */
+			struct timespec ts = { .tv_nsec = STOCK_OFFLINE_POLL_MS * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
 	}
+	if (pfd >= 0)
+		close(pfd);
 	if (WIFEXITED(status))
 		return -WEXITSTATUS(status);
 	return -EINTR;
