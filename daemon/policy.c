@@ -447,12 +447,19 @@ static bool use_growing(struct pass *p)
 		st->grow_base = use;
 		st->grow_base_when = sys->now;
 	} else if (use - st->grow_base > p->region_pages / 4) {
-		/* Over at least a second: one burst is not a rate. */
+		/*
+		 * Over at least a second: one burst is not a rate.  The
+		 * fastest of this growth, since fills come in bursts (fragment
+		 * alternates file writes with anonymous allocations).
+		 */
 		usec_t_ span = sys->now - st->grow_base_when;
+		uint64_t rate;
 
 		if (span < sec_to_usec(1))
 			span = sec_to_usec(1);
-		st->grow_rate = (use - st->grow_base) * 1000000ULL / span;
+		rate = (use - st->grow_base) * 1000000ULL / span;
+		if (sys->now >= st->grow_until || rate > st->grow_rate)
+			st->grow_rate = rate;
 		st->grow_until = sys->now + sec_to_usec(p->cfg->pressure_backoff_sec);
 		st->grow_base = use;
 		st->grow_base_when = sys->now;
@@ -1281,12 +1288,18 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	 */
 	floor = grow_floor(&p);
 	if (growing && sys->mem_free_pages < floor) {
-		/* A region, or back up to a fast growth's lead at once. */
+		/*
+		 * A region, or for a fast growth its lead and a region more at
+		 * once: the low mark re-arms a region above the floor, so the
+		 * reclaim watch sees the next burst coming (fragment's fill
+		 * at 8 GiB ate 60,000 pages between two readings 2 s apart,
+		 * from just above the floor).
+		 */
 		uint64_t need = p.region_pages;
 
 		if (floor > RPM_POLICY_GROW_FREE_REGIONS * p.region_pages &&
-		    floor - sys->mem_free_pages > need)
-			need = floor - sys->mem_free_pages;
+		    floor + p.region_pages - sys->mem_free_pages > need)
+			need = floor + p.region_pages - sys->mem_free_pages;
 		unpark(&p, growth_ramp(&p, need), false,
 		       "memory in use grows into free memory");
 		if (p.n) {

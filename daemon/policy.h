@@ -186,7 +186,7 @@ struct rpm_policy_state {
 	/* Memory in use grows: no parking until grow_until (use_growing()). */
 	uint64_t grow_base;
 	usec_t_ grow_base_when, grow_until;
-	uint64_t grow_rate;		/* pages/s of the last growth seen, while growing */
+	uint64_t grow_rate;		/* pages/s, the fastest of this growth */
 	/* The last plan, for status and metrics. */
 	struct rpm_plan_summary {
 		unsigned keep, targets, pinned, spare, parked;

@@ -1354,12 +1354,14 @@ static void test_fast_growth_unparks_its_lead(void **state)
 	decide(&w);
 	assert_int_equal(w.st.grow_rate, 3 * RP / 4);
 	/*
-	 * 8 s of it is 6 regions, capped at half of memory (2.5 of 5 active):
-	 * MemFree is 31,768, so 50,152 pages, two regions, come back.
+	 * 8 s of it is 6 regions, capped at half of memory (2.5 of 5 active),
+	 * and a region more: MemFree is 31,768, so 82,920 pages, three
+	 * regions, come back at once (one, before).
 	 */
-	assert_int_equal(count(&w, RPM_ACT_UNPARK), 2);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 3);
 	assert_true(has(&w, RPM_ACT_UNPARK, 5));
 	assert_true(has(&w, RPM_ACT_UNPARK, 6));
+	assert_true(has(&w, RPM_ACT_UNPARK, 7));
 	assert_int_equal(count_parks(&w), 0);
 
 	/* With room: no unpark, but the mark is the lead, not two regions. */
@@ -1377,6 +1379,12 @@ static void test_fast_growth_unparks_its_lead(void **state)
 	w.sys.now += 2 * SEC;
 	w.sys.file_pages += 5 * RP / 8;		/* 10,240 pages/s */
 	decide(&w);
+	assert_int_equal(w.st.low_free_pages, 5 * RP / 2);
+	/* A slower burst in the same growth does not lower the floor. */
+	w.sys.now += 8 * SEC;
+	w.sys.file_pages += RP / 2;		/* 2,048 pages/s over 8 s */
+	decide(&w);
+	assert_int_equal(w.st.grow_rate, 5 * RP / 16);
 	assert_int_equal(w.st.low_free_pages, 5 * RP / 2);
 	/* The growth ends: back to two regions. */
 	w.sys.now += (w.cfg.pressure_backoff_sec + 1) * SEC;
