@@ -584,10 +584,9 @@ void regionpm_managed_changed(struct page *page, long count)
  * bias asked for on the command line the blocks go to the head instead:
  * those allocations then come from the top of each zone, next to the
  * memmap and memblock's own allocations, which memblock places top-down.
- * Boot (and deferred struct page init) only: memory hotplug keeps the tail.
- * With CONFIG_DEFERRED_STRUCT_PAGE_INIT only the first section of each
- * node's highest zone is initialised before SMP, and the early allocations
- * come from there whatever the order: then this changes nothing.
+ * Boot only: memory hotplug keeps the tail.  Deferred struct page init
+ * would take the early allocations from the first section of each node's
+ * highest zone whatever the order: regionpm_boot_no_defer() below.
  */
 bool regionpm_boot_free_to_head(enum meminit_context context)
 {
@@ -595,6 +594,43 @@ bool regionpm_boot_free_to_head(enum meminit_context context)
 		return false;
 	/* Pairs with the release in regionpm_init(): not started yet. */
 	return !smp_load_acquire(&initialised);
+}
+
+/*
+ * Deferred struct page init (CONFIG_DEFERRED_STRUCT_PAGE_INIT, on in
+ * distribution kernels) frees only the first section of each node's
+ * highest zone before SMP: every early allocation then comes from that
+ * section, the lowest region of ZONE_NORMAL, whatever the free order
+ * above.  The struct pages are set up in memmap_init(), from setup_arch(),
+ * before the module parameters are parsed, so the bias and enable
+ * parameters are also read as early parameters here, and with the bias
+ * asked for at boot defer_init() initialises all memory up front, as it
+ * does for early_page_ext.  The cost is the boot time the deferral saves
+ * on large machines: struct page init in one thread.
+ */
+static bool boot_bias __ro_after_init;
+static bool boot_disabled __ro_after_init;
+
+static int __init boot_bias_param(char *val)
+{
+	return kstrtobool(val ?: "1", &boot_bias);
+}
+early_param("regionpm.bias", boot_bias_param);
+
+static int __init boot_enable_param(char *val)
+{
+	bool on;
+	int ret = kstrtobool(val ?: "1", &on);
+
+	if (!ret)
+		boot_disabled = !on;
+	return ret;
+}
+early_param("regionpm.enable", boot_enable_param);
+
+bool regionpm_boot_no_defer(void)
+{
+	return boot_bias && !boot_disabled;
 }
 
 /*

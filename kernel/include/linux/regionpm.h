@@ -40,6 +40,7 @@ struct page *__regionpm_low_block(struct list_head *list);
 struct page *__regionpm_movable_block(struct list_head *list, struct page *page);
 void regionpm_managed_changed(struct page *page, long count);
 bool regionpm_boot_free_to_head(enum meminit_context context);
+bool regionpm_boot_no_defer(void);
 
 /*
  * A block of 2^order pages goes onto a free list.  Returns whether it should
@@ -160,8 +161,8 @@ static inline void regionpm_buddy_move(struct page *page, struct zone *zone,
 {
 }
 
-static inline struct page *regionpm_lowest_free_block(struct zone *zone, int *order,
-							bool pinned_only)
+static inline struct page *
+regionpm_lowest_free_block(struct zone *zone, int *order, bool pinned_only)
 {
 	return NULL;
 }
@@ -208,6 +209,11 @@ static inline void regionpm_managed_changed(struct page *page, long count)
 }
 
 static inline bool regionpm_boot_free_to_head(enum meminit_context context)
+{
+	return false;
+}
+
+static inline bool regionpm_boot_no_defer(void)
 {
 	return false;
 }
