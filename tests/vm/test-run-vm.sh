@@ -20,6 +20,30 @@ tap_check "a hung guest is killed at the timeout (124)" expect_rc 124 --timeout 
 tap_check "a panicking guest fails (125), it does not hang" expect_rc 125 --timeout 120 -- \
 	sh -c 'echo c > /proc/sysrq-trigger; sleep 60'
 
+# QEMU crashing before the guest boots (seen once under TCG): run-vm boots
+# once more and says so; crashing again fails, it does not loop.  A stand-in
+# qemu-system-x86_64 first in PATH dies of SIGSEGV on its first N calls.
+qemu_crashes() { # crashes expected-rc
+	local d rc real
+	real=$(command -v qemu-system-x86_64) || return 1
+	d=$(mktemp -d /tmp/regionpm-qemu.XXXXXX)
+	cat > "$d/qemu-system-x86_64" <<EOF2
+#!/bin/bash
+n=\$(cat "$d/calls" 2>/dev/null || echo 0)
+echo \$((n + 1)) > "$d/calls"
+[ "\$n" -lt $1 ] && kill -SEGV \$\$
+exec "$real" "\$@"
+EOF2
+	chmod +x "$d/qemu-system-x86_64"
+	PATH="$d:$PATH" run_vm -- true > "$d/out" 2>&1
+	rc=$?
+	[ "$rc" = "$2" ] && [ "$(cat "$d/calls")" = 2 ] && grep -q 'booting once more' "$d/out" ||
+		{ echo "exit $rc, $(cat "$d/calls") calls"; tail -5 "$d/out"; rm -rf "$d"; return 1; }
+	rm -rf "$d"
+}
+tap_check "qemu crashing before the guest boots: booted once more, command runs" qemu_crashes 1 0
+tap_check "qemu crashing twice: fails (125), no third boot" qemu_crashes 2 125
+
 output_streams() {
 	local out
 	out=$(run_vm_out -- sh -c 'echo hello-from-$(uname -r)' 2>&1)
