@@ -518,13 +518,6 @@ static void compact_by_parking(struct manager *m, struct rpm_region *reg,
 	do_park(m, reg, &pa, now);
 }
 
-/* Pages moved: a PSI trigger just after this is likely our own stall. */
-static void note_moves(struct manager *m, uint64_t migrated)
-{
-	if (migrated)
-		policy_note_moves_ended(&m->pstate, now_usec());
-}
-
 static void do_compact(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
 		       usec_t_ now)
 {
@@ -562,7 +555,6 @@ static void do_compact(struct manager *m, struct rpm_region *reg, const struct r
 	}
 	m->compacts++;
 	m->migrated += res.migrated;
-	note_moves(m, res.migrated);
 	m->dropped += res.dropped;
 	m->failed += res.failed;
 	report(m, "region %u: compacted (mode %s, budget %" PRIu64 "): migrated %" PRIu64
@@ -618,7 +610,6 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		/* The compaction ran even if the park then failed. */
 		m->compacts++;
 		m->migrated += res.migrated;
-		note_moves(m, res.migrated);
 		m->dropped += res.dropped;
 		m->failed += res.failed;
 		policy_note_compact(&m->pstate, reg, now, res.migrated, res.dropped, res.failed,
@@ -672,7 +663,6 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 	 * compacting park was counted above */
 	if (!a->compact_first) {
 		m->migrated += res.migrated;
-		note_moves(m, res.migrated);
 		m->pstate.total_migrated += res.migrated;
 		reg->pages_migrated += res.migrated;
 	}
@@ -1018,7 +1008,6 @@ int manager_pass(struct manager *m)
 	struct rpm_kernel_info info;
 	struct rpm_vmstat vm;
 	char status[256];
-	unsigned own;
 	size_t n;
 	int r;
 
@@ -1055,13 +1044,8 @@ int manager_pass(struct manager *m)
 	if (m->info.bias)
 		m->pstate.bias_enabled = true;
 
-	own = m->pstate.own_stalls;
 	n = policy_decide(&m->config.policy, &m->pstate, &sys, m->regions, m->n_regions,
 			  acts, MAX_ACTIONS);
-	if (m->pstate.own_stalls != own)
-		log_info("memory pressure trigger within %us of our own migrations, averages "
-			 "under the limit: taken for our own stall, not the workload's",
-			 RPM_POLICY_OWN_STALL_SEC);
 	log_debug("pass %u at %.1fs: MemAvailable %" PRIu64 "/%" PRIu64 " pages, MemFree %" PRIu64
 		  ", PSI some %u.%02u%%, %zu action(s)%s",
 		  m->passes, (sys.now - m->started) / 1e6, sys.mem_available_pages, sys.mem_total_pages,

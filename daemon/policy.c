@@ -164,30 +164,6 @@ static bool psi_over_limit(const struct rpm_policy_config *cfg,
 	       sys->psi_full_avg10 > cfg->psi_full_avg10_max;
 }
 
-/*
- * A PSI trigger that fired while we migrated, or within
- * RPM_POLICY_OWN_STALL_SEC of it, with the averages under the limit: our
- * own stall.  PSI counts every task, the daemon too, and a migration into
- * a keep set with little free memory stalls in direct reclaim: database
- * at 8 GiB (run 20261204T220438Z) took the trigger right after each of
- * its emptying passes for pressure, gave the regions back, and parked
- * them again after the back-off, twice, with 17 of 22 regions empty 60 s
- * after the frees.  Pressure that goes on fires the trigger again later,
- * shows in the averages or in reclaim; and the kernel gives parked memory
- * back under reclaim itself.  Without that (a stock kernel) every trigger
- * counts.
- */
-static bool own_stall(const struct rpm_policy_config *cfg,
-		      const struct rpm_system *sys,
-		      const struct rpm_policy_state *st)
-{
-	if (!sys->psi_event || psi_over_limit(cfg, sys) || sys->no_kernel_release ||
-	    !st->moves_ended)
-		return false;
-	return sys->now < st->moves_ended ||
-	       sys->now - st->moves_ended <= sec_to_usec(RPM_POLICY_OWN_STALL_SEC);
-}
-
 /* PSI rising but not yet over the limit: work at half speed. */
 static bool psi_rising(const struct rpm_policy_config *cfg,
 		       const struct rpm_system *sys)
@@ -1247,8 +1223,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		.headroom = pct_of(all, cfg->headroom_percent),
 		.avail = sys->mem_available_pages,
 	};
-	bool ours = own_stall(cfg, sys, st);
-	bool psi = (sys->psi_event && !ours) || psi_over_limit(cfg, sys);
+	bool psi = sys->psi_event || psi_over_limit(cfg, sys);
 	/* The kernel took a parked region back: it unparks what it needs. */
 	bool pressure = psi || st->pressure_pending;
 	uint64_t shortfall, room, evicted, floor;
@@ -1261,7 +1236,6 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		if (size > p.region_pages)
 			p.region_pages = size;
 	}
-	st->own_stalls += ours;
 	st->pingpong_window = sec_to_usec(cfg->pingpong_window_sec);
 	st->pingpong_backoff = sec_to_usec(cfg->pingpong_backoff_sec);
 	st->pressure_pending = false;
@@ -1364,12 +1338,6 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 }
 
 /* ---- feedback --------------------------------------------------------- */
-
-void policy_note_moves_ended(struct rpm_policy_state *st, usec_t_ when)
-{
-	if (when > st->moves_ended)
-		st->moves_ended = when;
-}
 
 void policy_note_compact(struct rpm_policy_state *st, struct rpm_region *r,
 			 usec_t_ now, uint64_t migrated, uint64_t dropped,

@@ -145,7 +145,6 @@ struct rpm_action {
 #define RPM_POLICY_MOVE_CREDIT_SEC	10	/* reclaim this soon after our moves is theirs */
 #define RPM_POLICY_GROW_FREE_REGIONS	2	/* growing cache: keep this many regions free */
 #define RPM_POLICY_GROW_LEAD_SEC	8	/* ... or what it grows in this long, if more */
-#define RPM_POLICY_OWN_STALL_SEC	2	/* a PSI trigger this soon after our moves is ours */
 
 /* The policy's memory between passes. */
 struct rpm_policy_state {
@@ -172,8 +171,6 @@ struct rpm_policy_state {
 	 */
 	uint64_t vm_prev_migrated, move_credit;
 	usec_t_ move_credit_when;
-	usec_t_ moves_ended;		/* when our last migrating call returned */
-	unsigned own_stalls;		/* PSI triggers taken for our own stalls */
 	/* Page cache high-water mark and what reclaim or we evicted since. */
 	uint64_t cache_peak;
 	usec_t_ cache_peak_when;
@@ -252,8 +249,6 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 void policy_note_compact(struct rpm_policy_state *st, struct rpm_region *r,
 			 usec_t_ now, uint64_t migrated, uint64_t dropped,
 			 uint64_t failed, int error);
-/* A call that migrated pages returned at @when (the clock of sys->now). */
-void policy_note_moves_ended(struct rpm_policy_state *st, usec_t_ when);
 /*
  * After a compaction: with no page migrated or dropped and an obstacle
  * named by the kernel (enum regionpm_obstacle, 0 = none), leave the region

@@ -1394,47 +1394,6 @@ static void test_fast_growth_unparks_its_lead(void **state)
 }
 
 /*
- * A PSI trigger within RPM_POLICY_OWN_STALL_SEC of our own migrations,
- * with the averages under the limit, is our own stall: nothing comes back.
- * Later, over the limit, or on a kernel that does not give parked memory
- * back itself, the trigger is pressure.
- */
-static void test_own_stall(void **state)
-{
-	struct world w;
-
-	(void)state;
-	for (int c = 0; c < 5; c++) {
-		world_init(&w);
-		set_parked(&w, 7, true, T0 - 60 * SEC);
-		w.sys.psi_event = true;
-		policy_note_moves_ended(&w.st, T0 - SEC);
-		if (c == 1)
-			w.st.moves_ended = T0 - 3 * SEC;
-		if (c == 2)
-			w.sys.psi_some_avg10 = w.cfg.psi_some_avg10_max + 1;
-		if (c == 3)
-			w.sys.no_kernel_release = true;
-		if (c == 4)
-			w.st.moves_ended = 0;	/* never migrated */
-		decide(&w);
-		if (c == 0) {
-			assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
-			assert_int_equal(w.st.own_stalls, 1);
-			assert_true(w.st.paused_until <= T0);
-		} else {
-			assert_true(has(&w, RPM_ACT_UNPARK, 7));
-			assert_int_equal(w.st.own_stalls, 0);
-		}
-	}
-	/* The latest end counts. */
-	world_init(&w);
-	policy_note_moves_ended(&w.st, T0);
-	policy_note_moves_ended(&w.st, T0 - 5 * SEC);
-	assert_int_equal(w.st.moves_ended, T0);
-}
-
-/*
  * A burst the manager's reclaim watch saw between two passes a minute
  * apart brings memory back although the minute's average is low.
  */
@@ -1843,7 +1802,6 @@ int main(void)
 		cmocka_unit_test(test_cache_growth_defers_parking),
 		cmocka_unit_test(test_anon_growth_and_low_mark),
 		cmocka_unit_test(test_fast_growth_unparks_its_lead),
-		cmocka_unit_test(test_own_stall),
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),
 		cmocka_unit_test(test_holds),
