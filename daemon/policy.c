@@ -471,8 +471,8 @@ static bool use_growing(struct pass *p)
 
 /*
  * The free memory to keep while memory in use grows: two regions, or
- * what it grows in RPM_POLICY_GROW_LEAD_SEC at the last rate seen if that
- * is more (at most half of memory).  Two regions last a slow fill many
+ * what it grows in RPM_POLICY_GROW_LEAD_SEC at the fastest rate seen in
+ * this growth if that is more (at most half of memory).  Two regions last a slow fill many
  * passes, but not a fast one: database's fill at 8 GiB grows by about
  * 16,000 pages a second, ate the two regions in four seconds, and the
  * region a pass that came back let kswapd evict cache the fill read
