@@ -1006,6 +1006,7 @@ int manager_pass(struct manager *m)
 	struct rpm_action acts[MAX_ACTIONS];
 	struct rpm_system sys = { .page_size = m->page_size };
 	struct rpm_kernel_info info;
+	struct rpm_zoneinfo zi;
 	struct rpm_vmstat vm;
 	char status[256];
 	size_t n;
@@ -1032,6 +1033,11 @@ int manager_pass(struct manager *m)
 		sys.refault_file = vm.workingset_refault_file;
 		sys.pgsteal = vm.pgsteal_kswapd + vm.pgsteal_direct;
 	}
+	if (procfs_read_zoneinfo(m->root, &zi) == 0 && zi.marks) {
+		sys.marks_valid = true;
+		sys.kernel_reserve_pages = zi.reserve_pages;
+		sys.free_above_marks = zi.free_above_marks;
+	}
 	if (m->hold_supported) {
 		sys.hold_timeout = read_hold_timeout(m);
 		sys.can_hold = sys.hold_timeout > 0;
@@ -1047,9 +1053,11 @@ int manager_pass(struct manager *m)
 	n = policy_decide(&m->config.policy, &m->pstate, &sys, m->regions, m->n_regions,
 			  acts, MAX_ACTIONS);
 	log_debug("pass %u at %.1fs: MemAvailable %" PRIu64 "/%" PRIu64 " pages, MemFree %" PRIu64
-		  ", PSI some %u.%02u%%, %zu action(s)%s",
+		  " (%" PRIu64 " above the kernel's marks of %" PRIu64 "), PSI some %u.%02u%%, "
+		  "%zu action(s)%s",
 		  m->passes, (sys.now - m->started) / 1e6, sys.mem_available_pages, sys.mem_total_pages,
-		  sys.mem_free_pages, sys.psi_some_avg10 / 100, sys.psi_some_avg10 % 100, n,
+		  sys.mem_free_pages, sys.free_above_marks, sys.kernel_reserve_pages,
+		  sys.psi_some_avg10 / 100, sys.psi_some_avg10 % 100, n,
 		  m->pstate.plan.converged ? ", converged" : "");
 	for (size_t i = 0; i < n && !m->exiting; i++)
 		execute(m, &acts[i], sys.now);

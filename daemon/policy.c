@@ -184,6 +184,11 @@ struct pass {
 	uint64_t park_limit;	/* park or hold only above this */
 	uint64_t avail;		/* MemAvailable as it will be after our actions */
 	uint64_t absorb;	/* pages the rest of memory can still take in */
+	/*
+	 * Free pages above the kernel's marks not yet spoken for by this
+	 * pass's parks, holds and moves (UINT64_MAX: marks unknown).
+	 */
+	uint64_t room;
 	uint64_t region_pages;	/* the largest region's managed + parked pages */
 	unsigned prep;		/* SCAN and SAMPLE_IDLE actions so far */
 	bool waiting;		/* work was left for want of tokens or room */
@@ -253,6 +258,13 @@ static void zone_take(struct pass *p, const struct rpm_region *r, uint64_t pages
 	struct zone_acct *z = &p->zones[zone_slot(r)];
 
 	z->free -= pages < z->free ? pages : z->free;
+}
+
+/* @pages free pages go (parked, held, or taken by moves). */
+static void room_take(struct pass *p, uint64_t pages)
+{
+	if (p->room != UINT64_MAX)
+		p->room -= pages < p->room ? pages : p->room;
 }
 
 static bool emit(struct pass *p, enum rpm_action_kind kind, uint32_t region,
@@ -752,7 +764,7 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	uint64_t hist[RPM_POLICY_COST_BUCKETS] = { 0 };
 	struct rpm_plan_summary *sum = &p->st->plan;
 	uint64_t used = 0, drops = 0, cap = 0, need, free_need, reserve;
-	uint64_t reclaimable, all_active = 0, slack, need_low;
+	uint64_t reclaimable, all_active = 0, slack, need_low, marks, kept_free;
 	unsigned threshold = RPM_POLICY_COST_BUCKETS;	/* keep buckets above */
 	uint64_t in_threshold = 0;	/* capacity still to take from it */
 	struct plan pl;
@@ -786,11 +798,18 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 		      p->sys->mem_available_pages - p->sys->mem_free_pages : 0;
 	free_need = p->park_limit > reclaimable ? p->park_limit - reclaimable : 0;
 	slack = p->region_pages / 16;	/* allocations between two passes */
-	reserve = free_need;
-	if (reserve < cache_room)
-		reserve = cache_room;
-	if (reserve < slack)
-		reserve = slack;
+	/*
+	 * Whatever the headroom, the keep set keeps the kernel's reserve
+	 * (high watermarks, lowmem reserves) free, and above it the room for
+	 * evicted cache or the slack: planned below the marks, a keep set
+	 * full of cache has kswapd evict cache for every page moved in and
+	 * for every allocation after (with reclaimable cache covering the
+	 * headroom, the plan kept 2,048 free pages where the kernel's
+	 * marks at 8 GiB are about 7,000).
+	 */
+	marks = p->sys->marks_valid ? p->sys->kernel_reserve_pages : 0;
+	kept_free = marks + (cache_room > slack ? cache_room : slack);
+	reserve = free_need > kept_free ? free_need : kept_free;
 	used -= drops < used ? drops : used;
 	need = used + reserve;
 	sum->need_pages = need;
@@ -800,8 +819,8 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	 * differ, so noise cannot park and unpark one region over and over.
 	 */
 	free_need = p->headroom > reclaimable ? p->headroom - reclaimable : 0;
-	reserve = free_need > cache_room ? free_need : cache_room;
-	need_low = used + (reserve > slack ? reserve : slack);
+	reserve = free_need > kept_free ? free_need : kept_free;
+	need_low = used + reserve;
 	sum->cache_reserve = cache_room;
 
 	/* Dearest to empty first: find the bucket where the capacity suffices. */
@@ -882,6 +901,7 @@ static void park_spare(struct pass *p)
 			return;
 		p->avail -= cost;
 		zone_take(p, r, cost);
+		room_take(p, cost);
 	}
 }
 
@@ -993,10 +1013,14 @@ static void hold_targets(struct pass *p)
 		classify(p, r, &pl);
 		if (pl.klass != K_MOVABLE || pl.need_scan || !parkable_once_empty(p, r, &pl))
 			continue;
+		/* Its moves must fit above the kernel's marks once it is held. */
+		if (p->room != UINT64_MAX && pl.migrate + r->free_pages > p->room)
+			continue;
 		if (!emit(p, RPM_ACT_HOLD, r->id, 0, 0, "to be emptied: no allocations"))
 			return;
 		p->avail -= r->free_pages;
 		zone_take(p, r, r->free_pages);
+		room_take(p, r->free_pages);
 	}
 }
 
@@ -1067,6 +1091,9 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 		b->budget = cap;
 	/* Parking takes the free pages (already gone if held), moves take free pages elsewhere. */
 	avail_cost = park_cost(p, r, pl);
+	/* Its free pages are no room for other targets' moves: they would move twice. */
+	if (!held_now(p, r))
+		room_take(p, r->free_pages);
 	while (p->n < p->max_actions) {
 		uint64_t tokens = st->budget_tokens > 0 ? (uint64_t)st->budget_tokens : 0;
 		uint64_t budget = b->budget < tokens ? b->budget : tokens;
@@ -1098,6 +1125,7 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 		left -= budget;
 	}
 	p->absorb -= pl->migrate < p->absorb ? pl->migrate : p->absorb;
+	room_take(p, pl->migrate);
 	return true;
 }
 
@@ -1121,6 +1149,18 @@ static void vacate(struct pass *p)
 			continue;
 		/* The pages that move must fit outside the region, above the headroom. */
 		if (pl->migrate > p->absorb)
+			continue;
+		/*
+		 * ... and into free memory above the kernel's marks: moved into
+		 * memory below them, they make kswapd evict cache to restore
+		 * the marks, whatever it is (fileserver at 8 GiB: a pass moved
+		 * 100,000 pages into a keep set with 26,000 free, kswapd
+		 * evicted 69,383 pages in 2 s, and the hot phase read 13.5 %
+		 * of its hot set back from disk).  MemAvailable counts that
+		 * cache as available; only the free pages are room.  The
+		 * region's own free pages go too, when it is parked.
+		 */
+		if (pl->migrate + (held_now(p, r) ? 0 : r->free_pages) > p->room)
 			continue;
 		/*
 		 * Empty only what can be parked once empty.  A region emptied
@@ -1222,6 +1262,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		.out = out, .max_actions = max_actions,
 		.headroom = pct_of(all, cfg->headroom_percent),
 		.avail = sys->mem_available_pages,
+		.room = sys->marks_valid ? sys->free_above_marks : UINT64_MAX,
 	};
 	bool psi = sys->psi_event || psi_over_limit(cfg, sys);
 	/* The kernel took a parked region back: it unparks what it needs. */

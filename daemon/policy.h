@@ -91,6 +91,15 @@ struct rpm_system {
 	/* Nothing gives parked memory back but us (the stock backend: no
 	 * shrinker, no OOM notifier): pressure gives back everything. */
 	bool no_kernel_release;
+	/*
+	 * /proc/zoneinfo was read (marks_valid): the free pages the kernel
+	 * keeps (high watermarks and lowmem reserves, its totalreserve_pages)
+	 * and the free pages above those marks now.  Memory below the marks
+	 * is not room: kswapd evicts cache to restore it.
+	 */
+	bool marks_valid;
+	uint64_t kernel_reserve_pages;
+	uint64_t free_above_marks;
 	/* The kernel can hold a region (region-hold) and lets a hold expire after this. */
 	bool can_hold;
 	usec_t_ hold_timeout;

@@ -385,21 +385,109 @@ int procfs_parse_vmstat(const char *text, struct rpm_vmstat *v)
 
 /* ---- zoneinfo ----------------------------------------------------------- */
 
+enum {
+	ZI_FREE = 1 << 0,
+	ZI_HIGH = 1 << 1,
+	ZI_MANAGED = 1 << 2,
+	ZI_PROTECTION = 1 << 3,
+	ZI_ALL = ZI_FREE | ZI_HIGH | ZI_MANAGED | ZI_PROTECTION,
+};
+
 struct zoneinfo_parse {
 	struct rpm_zoneinfo *z;
-	bool in_zone, movable, counted;
+	bool in_zone, movable, done;	/* done: at the zone's pagesets */
 	bool bad;
+	unsigned seen;			/* ZI_* of this zone */
+	uint64_t free, high, boost, managed, protect;
+	unsigned zones_marked;		/* zones with pages and all their marks */
 };
 
 /*
- * One line of zoneinfo: "Node 0, zone   Normal" starts a zone; its first
- * "managed N" line (before the per-cpu pagesets) is its managed pages.
+ * A zone's lines are read: count its pages and what the kernel keeps free
+ * in it.  As calculate_totalreserve_pages() does: the high watermark plus
+ * the largest lowmem reserve, at most the zone.  "high" includes the
+ * watermark boost (wmark_pages()); the reserve the kernel computes does
+ * not, kswapd's target does.
+ */
+static void zoneinfo_end_zone(struct zoneinfo_parse *p)
+{
+	struct rpm_zoneinfo *z = p->z;
+	uint64_t keep, high;
+
+	if (!p->in_zone || !(p->seen & ZI_MANAGED) || !p->managed)
+		return;
+	z->managed_pages += p->managed;
+	z->zones++;
+	if (p->movable) {
+		z->movable_pages += p->managed;
+		z->movable_zones++;
+	}
+	if ((p->seen & ZI_ALL) != ZI_ALL)
+		return;
+	p->zones_marked++;
+	high = p->high > p->boost ? p->high - p->boost : 0;
+	keep = high + p->protect;
+	z->reserve_pages += keep < p->managed ? keep : p->managed;
+	keep = p->high + p->protect;
+	z->free_above_marks += p->free > keep ? p->free - keep : 0;
+}
+
+/* "protection: (0, 1945, 1945, 2926)": the largest entry. */
+static int parse_protection(const char *s, uint64_t *max)
+{
+	uint64_t v;
+
+	*max = 0;
+	s = skip_blanks(s);
+	if (*s++ != '(')
+		return -EBADMSG;
+	for (;;) {
+		s = skip_blanks(s);
+		if (parse_u64(&s, &v) < 0)
+			return -EBADMSG;
+		if (v > *max)
+			*max = v;
+		s = skip_blanks(s);
+		if (*s == ')')
+			return at_eol(s + 1) ? 0 : -EBADMSG;
+		if (*s++ != ',')
+			return -EBADMSG;
+	}
+}
+
+/* "  <key> N" at the start of @s (after blanks): N in @val. */
+static int zoneinfo_field(const char *s, const char *key, uint64_t *val)
+{
+	size_t len = strlen(key);
+
+	if (strncmp(s, key, len) || !is_blank(s[len]))
+		return 0;
+	s = skip_blanks(s + len);
+	if (parse_u64(&s, val) < 0 || !at_eol(s))
+		return -EBADMSG;
+	return 1;
+}
+
+/*
+ * One line of zoneinfo: "Node 0, zone   Normal" starts a zone; up to its
+ * "pagesets" line (the per-cpu lists, whose "high:" is another thing) it
+ * has "pages free", "boost", "high", "managed" and "protection:".
  */
 static void zoneinfo_line(struct zoneinfo_parse *p, const char *line, size_t len)
 {
+	static const struct {
+		const char *key;
+		unsigned bit;
+		size_t off;
+	} fields[] = {
+		{ "pages free", ZI_FREE, offsetof(struct zoneinfo_parse, free) },
+		{ "boost", 0, offsetof(struct zoneinfo_parse, boost) },
+		{ "high", ZI_HIGH, offsetof(struct zoneinfo_parse, high) },
+		{ "managed", ZI_MANAGED, offsetof(struct zoneinfo_parse, managed) },
+	};
 	char name[32];
 	unsigned node;
-	uint64_t val;
+	uint64_t val = 0;
 	const char *s;
 
 	if (len >= 4 && !strncmp(line, "Node", 4)) {
@@ -407,30 +495,53 @@ static void zoneinfo_line(struct zoneinfo_parse *p, const char *line, size_t len
 			p->bad = true;
 			return;
 		}
+		zoneinfo_end_zone(p);
 		p->in_zone = true;
-		p->counted = false;
+		p->done = false;
+		p->seen = 0;
+		p->free = p->high = p->boost = p->managed = p->protect = 0;
 		p->movable = !strcmp(name, "Movable");
 		return;
 	}
-	if (!p->in_zone || p->counted)
+	if (!p->in_zone || p->done)
 		return;
 	s = skip_blanks(line);
-	if (strncmp(s, "managed", 7) || !is_blank(s[7]))
-		return;
-	s = skip_blanks(s + 7);
-	if (parse_u64(&s, &val) < 0 || !at_eol(s)) {
-		p->bad = true;
+	if (!strncmp(s, "pagesets", 8) && at_eol(s + 8)) {
+		p->done = true;
 		return;
 	}
-	p->counted = true;
-	if (!val)
+	if (!strncmp(s, "protection:", 11)) {
+		if (p->seen & ZI_PROTECTION || parse_protection(s + 11, &p->protect) < 0)
+			p->bad = true;
+		p->seen |= ZI_PROTECTION;
 		return;
-	p->z->managed_pages += val;
-	p->z->zones++;
-	if (p->movable) {
-		p->z->movable_pages += val;
-		p->z->movable_zones++;
 	}
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		int r = zoneinfo_field(s, fields[i].key, &val);
+
+		if (!r)
+			continue;
+		/* Twice in one zone: not the layout we know. */
+		if (r < 0 || (fields[i].bit & p->seen))
+			p->bad = true;
+		p->seen |= fields[i].bit;
+		*(uint64_t *)((char *)p + fields[i].off) = val;
+		return;
+	}
+}
+
+/* The last zone ends with the text; the marks count only if every zone had them. */
+static int zoneinfo_finish(struct zoneinfo_parse *p)
+{
+	struct rpm_zoneinfo *z = p->z;
+
+	zoneinfo_end_zone(p);
+	if (p->bad || !z->zones)
+		return -EBADMSG;
+	z->marks = p->zones_marked == z->zones;
+	if (!z->marks)
+		z->reserve_pages = z->free_above_marks = 0;
+	return 0;
 }
 
 int procfs_parse_zoneinfo(const char *text, struct rpm_zoneinfo *z)
@@ -445,7 +556,7 @@ int procfs_parse_zoneinfo(const char *text, struct rpm_zoneinfo *z)
 
 		zoneinfo_line(&p, s, e ? (size_t)(e - s) : strlen(s));
 	}
-	return p.bad || !z->zones ? -EBADMSG : 0;
+	return zoneinfo_finish(&p);
 }
 
 int procfs_read_zoneinfo(const char *root, struct rpm_zoneinfo *z)
@@ -474,7 +585,7 @@ int procfs_read_zoneinfo(const char *root, struct rpm_zoneinfo *z)
 	}
 	free(line);
 	fclose(f);
-	return p.bad || !z->zones ? -EBADMSG : 0;
+	return zoneinfo_finish(&p);
 }
 
 /* ---- file forms -------------------------------------------------------- */

@@ -98,6 +98,19 @@ struct rpm_zoneinfo {
 	uint64_t managed_pages;		/* every zone */
 	uint64_t movable_pages;		/* zone Movable */
 	unsigned zones, movable_zones;	/* zones with managed pages */
+	/*
+	 * What the kernel keeps free (marks: every zone with pages showed its
+	 * free pages, watermarks and lowmem reserves):
+	 * reserve_pages: the sum over zones of the high watermark plus the
+	 * largest lowmem reserve, at most the zone (the kernel's
+	 * totalreserve_pages, which MemAvailable leaves out);
+	 * free_above_marks: the free pages above high watermark (with its
+	 * boost) plus that reserve, summed over zones: what can be allocated
+	 * for user memory before kswapd starts to evict.
+	 */
+	bool marks;
+	uint64_t reserve_pages;
+	uint64_t free_above_marks;
 };
 
 /* Parse zoneinfo text; -EBADMSG without a single zone. */

@@ -620,6 +620,106 @@ static void test_keep_set_moves_nothing_needlessly(void **state)
 	assert_true(w.st.plan.keep == 2);
 }
 
+/*
+ * Regions 0 and 2 to 7 full, region 1 pinned by 1000 slab pages, region 6
+ * holding @six pages; the kernel's marks known: @reserve pages kept free,
+ * @room free above them.
+ */
+static void marks_world(struct world *w, uint64_t six, uint64_t reserve, uint64_t room)
+{
+	world_init(w);
+	w->sys.can_hold = true;
+	w->sys.hold_timeout = 60 * SEC;
+	for (uint32_t i = 2; i < NR; i++)
+		set_used(w, i, RP, 0);
+	set_used(w, 6, six, 0);
+	w->sys.marks_valid = true;
+	w->sys.kernel_reserve_pages = reserve;
+	w->sys.free_above_marks = room;
+}
+
+/*
+ * The keep set keeps the kernel's reserve free: with reclaimable cache
+ * covering the headroom, the plan once kept only its slack (2,048 pages)
+ * free, below the kernel's watermarks, and kswapd evicted cache for
+ * every page moved in.
+ */
+static void test_keep_set_keeps_kernel_marks(void **state)
+{
+	struct world w;
+
+	(void)state;
+	/* Without the marks region 6 goes into region 1's free pages... */
+	world_init(&w);
+	for (uint32_t i = 2; i < NR; i++)
+		set_used(&w, i, RP, 0);
+	set_used(&w, 6, 28000, 0);
+	decide(&w);
+	assert_int_equal(w.r[6].role, RPM_ROLE_TARGET);
+	assert_true(works(&w, 6));
+	/* ... but that leaves 2,768 pages free, under a reserve of 7,000. */
+	marks_world(&w, 28000, 7000, 60000);
+	decide(&w);
+	assert_int_equal(w.r[6].role, RPM_ROLE_KEEP);
+	assert_int_equal(count_work(&w), 0);
+	assert_true(w.st.plan.need_pages >= 6 * RP + 1000 + 28000 + 7000 + RP / 16);
+	/* With room for the reserve and the slack it goes. */
+	marks_world(&w, 20000, 7000, 60000);
+	decide(&w);
+	assert_int_equal(w.r[6].role, RPM_ROLE_TARGET);
+	assert_true(works(&w, 6));
+	/* Marks unknown (no /proc/zoneinfo): as before. */
+	marks_world(&w, 28000, 7000, 60000);
+	w.sys.marks_valid = false;
+	decide(&w);
+	assert_true(works(&w, 6));
+}
+
+/*
+ * What moves must fit into the free pages above the kernel's marks, not
+ * into what MemAvailable counts (cache that kswapd would evict for it);
+ * a target whose moves do not fit is not held either.
+ */
+static void test_moves_fit_above_marks(void **state)
+{
+	struct world w;
+
+	(void)state;
+	/* Held, region 6 takes its 12,768 free pages from the 25,000. */
+	marks_world(&w, 20000, 1000, 25000);
+	decide(&w);
+	assert_int_equal(w.r[6].role, RPM_ROLE_TARGET);
+	assert_false(works(&w, 6));
+	assert_false(has(&w, RPM_ACT_HOLD, 6));
+	assert_true(w.st.plan.converged);
+	/* 40,000: room for the 20,000 pages after the hold. */
+	marks_world(&w, 20000, 1000, 40000);
+	decide(&w);
+	assert_true(works(&w, 6));
+	assert_true(has(&w, RPM_ACT_HOLD, 6));
+	/* Without holds the region's own free pages go when it is parked. */
+	marks_world(&w, 20000, 1000, 30000);
+	w.sys.can_hold = false;
+	decide(&w);
+	assert_false(works(&w, 6));
+	marks_world(&w, 20000, 1000, 33000);
+	w.sys.can_hold = false;
+	decide(&w);
+	assert_true(works(&w, 6));
+	/* Two targets of 10,000 pages: the room pays for one, the other waits. */
+	marks_world(&w, 10000, 1000, 70000);
+	set_used(&w, 7, 10000, 0);
+	w.sys.can_hold = false;
+	decide(&w);
+	assert_true(works(&w, 6) && works(&w, 7));
+	marks_world(&w, 10000, 1000, 40000);
+	set_used(&w, 7, 10000, 0);
+	w.sys.can_hold = false;
+	decide(&w);
+	assert_true(works(&w, 7));
+	assert_false(works(&w, 6));
+}
+
 /* Hot pages in a target are moved, not left behind: no DROP mode. */
 static void test_hot_pages_move(void **state)
 {
@@ -1807,6 +1907,8 @@ int main(void)
 		cmocka_unit_test(test_holds),
 		cmocka_unit_test(test_one_target_at_a_time),
 		cmocka_unit_test(test_zone_floor),
+		cmocka_unit_test(test_keep_set_keeps_kernel_marks),
+		cmocka_unit_test(test_moves_fit_above_marks),
 		cmocka_unit_test(test_token_bucket),
 		cmocka_unit_test(test_refund_and_adaptation),
 		cmocka_unit_test(test_psi_rising_slows_down),

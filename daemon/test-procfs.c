@@ -286,6 +286,14 @@ static void test_zoneinfo(void **state)
 	assert_int_equal(z.managed_pages, 3840 + 254916 + 253044);
 	assert_int_equal(z.movable_pages, 253044);
 	assert_int_equal(z.movable_zones, 1);
+	/*
+	 * The kernel's reserve: per zone the high watermark plus the largest
+	 * lowmem reserve, at most the zone (DMA: 50 + 2926; DMA32: 6391 +
+	 * 980; Movable: 3219); the free pages above those marks.
+	 */
+	assert_true(z.marks);
+	assert_int_equal(z.reserve_pages, 2976 + 7371 + 3219);
+	assert_int_equal(z.free_above_marks, (3840 - 2976) + (201883 - 7371) + (250001 - 3219));
 	memset(&z, 0xff, sizeof(z));
 	assert_int_equal(procfs_read_zoneinfo(root(), &z), 0);
 	assert_int_equal(z.movable_pages, 253044);
@@ -300,6 +308,49 @@ static void test_zoneinfo(void **state)
 	assert_int_equal(procfs_parse_zoneinfo(text("meminfo-ok", buf, sizeof(buf)), &z), -EBADMSG);
 	assert_int_equal(procfs_parse_zoneinfo("", &z), -EBADMSG);
 	assert_int_equal(procfs_parse_zoneinfo(NULL, &z), -EINVAL);
+	/* A zone without the lines the marks need: pages counted, no marks. */
+	assert_int_equal(procfs_parse_zoneinfo("Node 0, zone   Normal\n"
+					       "        managed  1000\n", &z), 0);
+	assert_int_equal(z.managed_pages, 1000);
+	assert_false(z.marks);
+	assert_int_equal(z.reserve_pages, 0);
+	assert_int_equal(z.free_above_marks, 0);
+	/*
+	 * "high" counts the boost (kswapd's target, not room), the reserve
+	 * leaves it out; a lowmem reserve larger than the zone is the zone;
+	 * the per-cpu "high:" after "pagesets" is not the watermark.
+	 */
+	assert_int_equal(procfs_parse_zoneinfo("Node 0, zone      DMA\n"
+					       "  pages free     900\n"
+					       "        boost    0\n"
+					       "        high     100\n"
+					       "        managed  1000\n"
+					       "        protection: (0, 5000, 7000)\n"
+					       "Node 0, zone   Normal\n"
+					       "  pages free     9000\n"
+					       "        boost    300\n"
+					       "        min      200\n"
+					       "        high     700\n"
+					       "        managed  100000\n"
+					       "        protection: (0, 0, 0)\n"
+					       "  pagesets\n"
+					       "    cpu: 0\n"
+					       "              high:  99999\n", &z), 0);
+	assert_true(z.marks);
+	assert_int_equal(z.zones, 2);
+	assert_int_equal(z.reserve_pages, 1000 + 400);
+	assert_int_equal(z.free_above_marks, 0 + 9000 - 700);
+	/* A field twice in a zone, a bad reserve list: refused. */
+	assert_int_equal(procfs_parse_zoneinfo("Node 0, zone   Normal\n"
+					       "        high     1\n"
+					       "        high     2\n"
+					       "        managed  1000\n", &z), -EBADMSG);
+	assert_int_equal(procfs_parse_zoneinfo("Node 0, zone   Normal\n"
+					       "        managed  1000\n"
+					       "        protection: (0, x)\n", &z), -EBADMSG);
+	assert_int_equal(procfs_parse_zoneinfo("Node 0, zone   Normal\n"
+					       "        managed  1000\n"
+					       "        protection: (0, 1\n", &z), -EBADMSG);
 	assert_int_equal(procfs_read_zoneinfo("/nonexistent", &z), -ENOENT);
 }
 
