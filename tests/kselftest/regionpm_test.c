@@ -259,7 +259,7 @@ static const char *obstacle_name(uint32_t o)
 	static const char *const n[] = {
 		"none", "reserved", "slab", "page-table", "kernel", "pinned",
 		"dirty", "writeback", "unevictable", "hugetlb", "isolation",
-		"mode",
+		"mode", "no-room",
 	};
 
 	return o < ARRAY_SIZE(n) ? n[o] : "?";
@@ -2157,6 +2157,156 @@ TEST_F_TIMEOUT(regionpm, compact_migrate_keeps_data, 900)
 	check_data(_metadata, self, &anon, "clean", nfiles, FILL_CHUNK, 100, "after compaction");
 	munmap(anon.p, anon.len);
 	regions_free(&rs);
+}
+
+/*
+ * Free pages above the kernel's marks for migration targets of pages from
+ * ZONE_NORMAL or below, from /proc/zoneinfo: per zone up to Normal, the
+ * free pages above its high watermark (with boost) plus its lowmem reserve
+ * for Normal allocations.  -1 if it cannot be read.
+ */
+static int64_t zoneinfo_room(void)
+{
+	struct zi {
+		int idx;
+		int64_t free, high, prot[8];
+	} z[64];
+	int n = 0, idx = -1, normal = -1, node = -1, cur, i;
+	char line[512], name[32];
+	int64_t room = 0;
+	FILE *f = fopen("/proc/zoneinfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " ");
+		long long v;
+
+		if (sscanf(line, "Node %d, zone %31s", &cur, name) == 2) {
+			idx = cur == node ? idx + 1 : 0;
+			node = cur;
+			if (!strcmp(name, "Normal"))
+				normal = idx;
+			if (n == (int)ARRAY_SIZE(z))
+				break;
+			z[n++] = (struct zi){ .idx = idx };
+			continue;
+		}
+		if (!n)
+			continue;
+		if (sscanf(s, "pages free %lld", &v) == 1)
+			z[n - 1].free = v;
+		else if (!strncmp(s, "high ", 5) && sscanf(s, "high %lld", &v) == 1)
+			z[n - 1].high = v;
+		else if (!strncmp(s, "protection: (", 13)) {
+			char *p = s + 13;
+
+			for (i = 0; i < 8 && *p && *p != ')'; i++) {
+				z[n - 1].prot[i] = strtoll(p, &p, 10);
+				p += strspn(p, ", ");
+			}
+		}
+	}
+	fclose(f);
+	if (normal < 0 || normal >= 8)
+		return -1;
+	for (i = 0; i < n; i++) {
+		int64_t keep = z[i].high + z[i].prot[normal];
+
+		if (z[i].idx <= normal && z[i].free > keep)
+			room += z[i].free - keep;
+	}
+	return room;
+}
+
+/*
+ * A compaction never migrates into memory below the kernel's marks: there
+ * kswapd would evict page cache to make room (a file server's hot set at
+ * 8 GiB was read back from disk that way).  With anonymous memory (no
+ * swap: nothing to reclaim for it) taking free memory down to 2,048 pages
+ * above the marks, a migrating compaction of a region with 16,384 movable
+ * pages or more stops with obstacle no-room after about that much, its
+ * data intact; once the memory is back it goes on.
+ */
+TEST_F_TIMEOUT(regionpm, compact_stops_at_watermarks, 600)
+{
+	/*
+	 * slack: the batch that may start just above the room, a large
+	 * folio, and the per-cpu free lists that the compaction drains into
+	 * the zone (zoneinfo's free pages leave them out).
+	 */
+	const int64_t leave = 2048, slack = 4096;
+	struct anon_area anon = { 0 };
+	struct regions rs = { 0 };
+	struct rpm_region before;
+	struct rpm_compact_res res;
+	struct rpm_ack ack;
+	struct compact_req rq = { .mode = REGIONPM_COMPACT_MODE_MIGRATE };
+	struct hog hog = { 0 };
+	int64_t room0, room1, room2, steal0, steal1;
+	uint64_t avail;
+	uint32_t cand;
+	int err, waited;
+
+	ASSERT_EQ(0, make_workdir(self));
+	avail = (uint64_t)meminfo_kb("MemAvailable") * 1024;
+	err = fill_anon_and_files(self, &anon, avail * 30 / 100, 0);
+	ASSERT_EQ(0, err) TH_LOG("filling memory: %s", strerror(-err));
+	err = regions_dump(&self->rpm, true, &rs, &ack);
+	ASSERT_EQ(0, err) TH_LOG("dump: %s", ack.msg);
+	if (pick_candidates(&rs, &cand, 1, self->region_pages / 100, 16384) != 1) {
+		munmap(anon.p, anon.len);
+		regions_free(&rs);
+		ASSERT_TRUE(false) TH_LOG("no region holds >= 16384 movable pages with < 1%% unmovable ones");
+	}
+	regions_free(&rs);
+	ASSERT_EQ(0, region_get_detail(_metadata, &self->rpm, cand, &before));
+	log_region(_metadata, "compacting", &before);
+
+	/* Nothing reclaimable left, then anonymous memory up to the marks. */
+	write_text("/proc/sys/vm/drop_caches", "3");
+	room0 = zoneinfo_room();
+	ASSERT_LT(leave + (int64_t)self->region_pages / 8, room0)
+		TH_LOG("only %" PRId64 " pages free above the marks", room0);
+	ASSERT_EQ(0, hog_start(&hog, (uint64_t)(room0 - leave) * self->pgsz, -1));
+	for (waited = 0; hog_poll(&hog, 1000) == 0 && waited < 120; waited++)
+		;
+	if (!hog.done) {
+		munmap(anon.p, anon.len);
+		ASSERT_TRUE(false) TH_LOG("hog of %" PRId64 " pages died: %#x", room0 - leave,
+					  hog_stop(&hog));
+	}
+	sleep_ms(1000);
+	room1 = zoneinfo_room();
+	steal0 = vmstat_get("pgsteal_kswapd") + vmstat_get("pgsteal_direct");
+
+	rq.id = cand;
+	err = rpm_compact(&self->rpm, &rq, &res, &ack);
+	steal1 = vmstat_get("pgsteal_kswapd") + vmstat_get("pgsteal_direct");
+	room2 = zoneinfo_room();
+	TH_LOG("room above the marks %" PRId64 " -> %" PRId64 " pages (hog), %" PRId64
+	       " after; migrated %" PRIu64 " skipped %" PRIu64 " failed %" PRIu64
+	       ", obstacle %s \"%s\"; reclaim stole %" PRId64 " pages meanwhile",
+	       room0, room1, room2, res.migrated, res.skipped, res.failed,
+	       obstacle_name(res.obstacle), ack.msg, steal1 - steal0);
+	EXPECT_EQ(0, err);
+	EXPECT_EQ((uint32_t)REGIONPM_OBSTACLE_NO_ROOM, res.obstacle);
+	EXPECT_GE((uint64_t)u64max(room1, 0) + slack, res.migrated)
+		TH_LOG("migrated more than the room above the marks");
+	EXPECT_LT(res.migrated, region_movable(&before));
+	hog_stop(&hog);
+	check_data(_metadata, self, &anon, "clean", 0, FILL_CHUNK, 100, "after no-room");
+
+	/* Room again: it goes on from where it stopped. */
+	sleep_ms(500);
+	err = rpm_compact(&self->rpm, &rq, &res, &ack);
+	TH_LOG("with room: migrated %" PRIu64 ", obstacle %s", res.migrated,
+	       obstacle_name(res.obstacle));
+	EXPECT_EQ(0, err);
+	EXPECT_NE((uint32_t)REGIONPM_OBSTACLE_NO_ROOM, res.obstacle);
+	EXPECT_LT(0UL, res.migrated);
+	check_data(_metadata, self, &anon, "clean", 0, FILL_CHUNK, 100, "after compaction");
+	munmap(anon.p, anon.len);
 }
 
 /* ------------------------------------------------------------------------

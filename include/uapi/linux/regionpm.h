@@ -76,6 +76,10 @@ enum regionpm_release_reason {
  *   another contiguous allocation).
  * @REGIONPM_OBSTACLE_MODE: The mode does not move this page: anonymous, shmem,
  *   dirty or hot (mapped or active) page cache in drop mode.
+ * @REGIONPM_OBSTACLE_NO_ROOM: Migrating the next batch of pages would take
+ *   free memory below the kernel's marks (each zone's high watermark and
+ *   lowmem reserve): kswapd would evict page cache to make room for it. The
+ *   request stopped there; nothing in the range is in the way.
  */
 enum regionpm_obstacle {
 	REGIONPM_OBSTACLE_NONE,
@@ -90,6 +94,7 @@ enum regionpm_obstacle {
 	REGIONPM_OBSTACLE_HUGETLB,
 	REGIONPM_OBSTACLE_ISOLATION,
 	REGIONPM_OBSTACLE_MODE,
+	REGIONPM_OBSTACLE_NO_ROOM,
 };
 
 enum {
