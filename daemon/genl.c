@@ -438,7 +438,7 @@ const char *rpm_obstacle_name(uint32_t o)
 {
 	static const char *const names[] = {
 		"none", "reserved", "slab", "page-table", "kernel", "pinned", "dirty",
-		"writeback", "unevictable", "hugetlb", "isolation", "mode",
+		"writeback", "unevictable", "hugetlb", "isolation", "mode", "no-room",
 	};
 	return o < sizeof(names) / sizeof(names[0]) ? names[o] : "unknown";
 }

@@ -620,6 +620,18 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		if (res.migrated + res.dropped)
 			m->progress = true;
 	}
+	/*
+	 * Stopped before the kernel's marks: not an error and nothing in the
+	 * way, the keep set lacks free memory now; the policy waits for room.
+	 */
+	if (r == -EBUSY && res.obstacle == REGIONPM_OBSTACLE_NO_ROOM) {
+		log_info("region %u: emptying stopped after %" PRIu64 " pages: no free memory "
+			 "above the kernel's watermarks", reg->id, res.migrated + res.dropped);
+		refresh_region(m, reg, true);
+		policy_note_obstacle(&m->config.policy, reg, now, res.obstacle,
+				     res.migrated + res.dropped);
+		return;
+	}
 	if (r < 0) {
 		log_info("region %u: park%s refused: %s%s%s", reg->id,
 			 a->compact_first ? " with compaction" : "", strerror(-r),

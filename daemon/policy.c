@@ -978,6 +978,7 @@ static bool parkable_once_empty(struct pass *p, const struct rpm_region *r,
 static void hold_targets(struct pass *p)
 {
 	usec_t_ renew = p->sys->hold_timeout / 3;
+	uint64_t moves = 0;	/* what the targets held so far will move */
 	struct plan pl;
 
 	for (size_t k = p->n_regions; k-- > 0;) {
@@ -1013,9 +1014,15 @@ static void hold_targets(struct pass *p)
 		classify(p, r, &pl);
 		if (pl.klass != K_MOVABLE || pl.need_scan || !parkable_once_empty(p, r, &pl))
 			continue;
-		/* Its moves must fit above the kernel's marks once it is held. */
-		if (p->room != UINT64_MAX && pl.migrate + r->free_pages > p->room)
+		/*
+		 * Its moves, and those of the targets held before it, must fit
+		 * above the kernel's marks once it is held: a target held
+		 * with no room to empty it only keeps free memory out.
+		 */
+		if (p->room != UINT64_MAX &&
+		    (moves + pl.migrate + r->free_pages > p->room))
 			continue;
+		moves += pl.migrate;
 		if (!emit(p, RPM_ACT_HOLD, r->id, 0, 0, "to be emptied: no allocations"))
 			return;
 		p->avail -= r->free_pages;
@@ -1419,6 +1426,16 @@ void policy_note_obstacle(const struct rpm_policy_config *cfg,
 {
 	unsigned shift;
 
+	/*
+	 * The kernel stopped before migrating below its watermarks: nothing in
+	 * the region is in the way, the keep set lacks free memory now.  The
+	 * next pass's room check (free pages above the marks) decides when
+	 * to try again; no back-off.
+	 */
+	if (obstacle == REGIONPM_OBSTACLE_NO_ROOM) {
+		r->last_action = "no room";
+		return;
+	}
 	if (progress || !obstacle) {
 		r->stuck_count = 0;
 		return;

@@ -718,6 +718,14 @@ static void test_moves_fit_above_marks(void **state)
 	decide(&w);
 	assert_true(works(&w, 7));
 	assert_false(works(&w, 6));
+	/* Held: only as many as the room can empty (highest first). */
+	marks_world(&w, 10000, 1000, 50000);
+	set_used(&w, 7, 10000, 0);
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_HOLD, 7));
+	assert_false(has(&w, RPM_ACT_HOLD, 6));
+	assert_true(works(&w, 7));
+	assert_false(works(&w, 6));
 }
 
 /* Hot pages in a target are moved, not left behind: no DROP mode. */
@@ -1070,6 +1078,17 @@ static void test_obstacle_backs_off(void **state)
 	assert_int_equal(w.r[7].stuck_count, 0);
 	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, 0, 0);
 	assert_int_equal(w.r[7].stuck_count, 0);
+	/*
+	 * The kernel stopped at its watermarks: nothing is in the way, the
+	 * keep set lacks room; the next pass may try again, no back-off.
+	 */
+	w.r[7].backoff_until = 0;
+	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, REGIONPM_OBSTACLE_NO_ROOM, 0);
+	assert_int_equal(w.r[7].stuck_count, 0);
+	assert_int_equal(w.r[7].backoff_until, 0);
+	w.sys.now += SEC;
+	decide(&w);
+	assert_true(works(&w, 7));
 }
 
 static void test_psi_rising_slows_down(void **state)
