@@ -26,8 +26,10 @@
 #   REGIONPM_DAEMON_WAIT  seconds allowed to reach the bound (default 60)
 #   REGIONPM_DAEMON_KEEP=1  keep the daemon logs (in $TMPDIR, the host's /tmp)
 #   REGIONPM_DAEMON_BOUND   bound judged against: strict (default: regions
-#                         with unmovable pages are kept) or simple (total -
-#                         ceil(used / region), for ZONE_MOVABLE layouts)
+#                         with unmovable pages are kept), simple (total -
+#                         ceil(used / region)) or kept (simple, with the
+#                         free pages the kernel keeps counted as used, for
+#                         ZONE_MOVABLE layouts)
 #   REGIONPM_DAEMON_RATIO   percent of that bound to reach (default 90)
 # With ZONE_MOVABLE (movablecore=), regionpmctl check must report it and
 # every Movable region but those the used pages need must end up empty.
@@ -58,7 +60,20 @@ trap cleanup EXIT
 meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 bias() { cat /sys/module/regionpm/parameters/bias 2>/dev/null; }
-judge() { "$JUDGE" | tail -1; }	# "regions N empty N with-unmovable N bound-simple N bound-tight N"
+# The free pages the kernel keeps for allocations that regions outside
+# ZONE_DMA serve: per zone the high watermark plus its largest lowmem
+# reserve, at most the zone (its totalreserve_pages).  ZONE_DMA is left
+# out: its region is never parked and its own free pages are its reserve.
+kernel_reserve() {
+	awk '/^Node/ { dma = ($4 == "DMA") } $1 == "high" { h = $2 }
+	     $1 == "managed" { m = $2 }
+	     $1 == "protection:" { gsub(/[(),]/, " "); p = 0
+		for (i = 2; i <= NF; i++) if ($i + 0 > p) p = $i + 0
+		r = h + p; if (r > m) r = m; if (!dma) s += r }
+	     END { print s + 0 }' /proc/zoneinfo
+}
+# "regions N empty N with-unmovable N bound-simple N bound-tight N ... bound-kept N"
+judge() { "$JUDGE" -k "$(kernel_reserve)" | tail -1; }
 field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
 oom_kills() { vmstat oom_kill; }
 

@@ -11,9 +11,11 @@
  * Bounds on the empty regions: bound-simple = regions - ceil(used / region);
  * bound-tight also counts every region holding slab, page-table or reserved
  * pages as occupied; bound-strict counts regions holding other kernel pages
- * as occupied too.
+ * as occupied too.  With -k PAGES, bound-kept is bound-simple with PAGES
+ * more in use: the free pages the kernel keeps (its watermarks and lowmem
+ * reserves), which no packing can fill without reclaim evicting cache.
  *
- *   kpageflags-regions [-s REGION_BYTES] [-f KPAGEFLAGS] [-m MAX_PFN] [-j]
+ *   kpageflags-regions [-s REGION_BYTES] [-f KPAGEFLAGS] [-m MAX_PFN] [-k PAGES] [-j]
  *
  * Region size defaults to the memory block size.  Output: one line per
  * region with memory (the last column: how many of its unmovable pages are
@@ -84,20 +86,21 @@ static uint64_t max_pfn_from_iomem(void)
 int main(int argc, char **argv)
 {
 	const char *path = "/proc/kpageflags";
-	uint64_t region_bytes = 0, max_pfn = 0, nr, pfn, buf[4096];
+	uint64_t region_bytes = 0, max_pfn = 0, kept = 0, nr, pfn, buf[4096];
 	bool json = false;
 	struct region *r;
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "s:f:m:j")) != -1) {
+	while ((c = getopt(argc, argv, "s:f:m:k:j")) != -1) {
 		switch (c) {
 		case 's': region_bytes = strtoull(optarg, NULL, 0); break;
 		case 'f': path = optarg; break;
 		case 'm': max_pfn = strtoull(optarg, NULL, 0); break;
 		case 'j': json = true; break;
+		case 'k': kept = strtoull(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: %s [-s REGION_BYTES] [-f KPAGEFLAGS] [-m MAX_PFN] [-j]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-s REGION_BYTES] [-f KPAGEFLAGS] [-m MAX_PFN] [-k PAGES] [-j]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -196,6 +199,8 @@ int main(int argc, char **argv)
 			strict_used += r[i].used;
 	}
 	uint64_t bound_simple = present_regions - (used + region_pages - 1) / region_pages;
+	uint64_t need_kept = (used + kept + region_pages - 1) / region_pages;
+	uint64_t bound_kept = present_regions > need_kept ? present_regions - need_kept : 0;
 	uint64_t need = (movable_used + region_pages - 1) / region_pages;
 	uint64_t bound_tight = present_regions - with_unmovable > need ?
 			       present_regions - with_unmovable - need : 0;
@@ -218,9 +223,9 @@ int main(int argc, char **argv)
 		printf("], \"present_regions\": %" PRIu64 ", \"empty_regions\": %" PRIu64
 		       ", \"regions_with_unmovable\": %" PRIu64 ", \"bound_simple\": %" PRIu64
 		       ", \"bound_tight\": %" PRIu64 ", \"regions_with_kernel\": %" PRIu64
-		       ", \"bound_strict\": %" PRIu64 "}\n",
+		       ", \"bound_strict\": %" PRIu64 ", \"bound_kept\": %" PRIu64 "}\n",
 		       present_regions, empty, with_unmovable, bound_simple, bound_tight,
-		       with_kernel, bound_strict);
+		       with_kernel, bound_strict, bound_kept);
 		return 0;
 	}
 	printf("%6s %10s %10s %10s %10s %10s %10s\n", "region", "present", "free", "unmovable",
@@ -232,8 +237,8 @@ int main(int argc, char **argv)
 			       r[i].unmovable, r[i].kernel, r[i].used, r[i].reserved);
 	printf("regions %" PRIu64 " empty %" PRIu64 " with-unmovable %" PRIu64
 	       " bound-simple %" PRIu64 " bound-tight %" PRIu64 " with-kernel %" PRIu64
-	       " bound-strict %" PRIu64 "\n",
+	       " bound-strict %" PRIu64 " bound-kept %" PRIu64 "\n",
 	       present_regions, empty, with_unmovable, bound_simple, bound_tight,
-	       with_kernel, bound_strict);
+	       with_kernel, bound_strict, bound_kept);
 	return 0;
 }
