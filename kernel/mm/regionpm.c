@@ -373,10 +373,16 @@ void __regionpm_buddy_move(struct page *page, struct zone *zone,
 
 /*
  * Pageblock @pb of @zone, if a free buddy block of at least a pageblock
- * starts at or covers it: that block's head (its order in @order).  The
- * bit may be stale for another zone's word, so the block is checked.
+ * starts at or covers it and is of at least @min_order: that block's head
+ * (its order in @order).  The bit may be stale for another zone's word, so
+ * the block is checked.  A smaller block is no answer: the allocator takes
+ * the block returned as one of at least the order it asked for, and
+ * expand() cannot make a block larger (a claim for 2^MAX_PAGE_ORDER pages
+ * given a free pageblock next to an allocated one handed out the allocated
+ * half too).
  */
-static struct page *free_block_at(struct zone *zone, unsigned long pb, int *order)
+static struct page *free_block_at(struct zone *zone, unsigned long pb,
+				  unsigned int min_order, int *order)
 {
 	unsigned long pfn = pb << pageblock_order;
 	unsigned int o;
@@ -388,7 +394,8 @@ static struct page *free_block_at(struct zone *zone, unsigned long pb, int *orde
 		if (!page || head < zone->zone_start_pfn || page_zone(page) != zone)
 			return NULL;
 		if (PageBuddy(page) && buddy_order(page) == o) {
-			if (get_pageblock_migratetype(page) >= MIGRATE_PCPTYPES)
+			if (o < min_order ||
+			    get_pageblock_migratetype(page) >= MIGRATE_PCPTYPES)
 				return NULL;
 			*order = o;
 			return page;
@@ -397,15 +404,19 @@ static struct page *free_block_at(struct zone *zone, unsigned long pb, int *orde
 	return NULL;
 }
 
-/* The first free pageblock of @zone in pageblocks [@pb, @last), or NULL. */
+/*
+ * The first free pageblock of @zone in pageblocks [@pb, @last) in a free
+ * block of at least @min_order, or NULL.
+ */
 static struct page *first_free_block(struct zone *zone, unsigned long pb,
-				     unsigned long last, int *order)
+				     unsigned long last, unsigned int min_order,
+				     int *order)
 {
 	struct page *page;
 
 	for (pb = find_next_bit(free_blocks, last, pb); pb < last;
 	     pb = find_next_bit(free_blocks, last, pb + 1)) {
-		page = free_block_at(zone, pb, order);
+		page = free_block_at(zone, pb, min_order, order);
 		if (page)
 			return page;
 	}
@@ -468,7 +479,8 @@ static unsigned long next_pinned(unsigned long id, unsigned long first,
  * A claim for unmovable or reclaimable memory with the bias on: the lowest
  * free pageblock of @zone in a pinned region (those with unmanaged pages
  * first), else, unless @pinned_only, the lowest below its frontier, as the
- * head of its buddy block (order in @order), or NULL.  @pinned_only: the
+ * head of its buddy block (order in @order, at least @min_order, the order
+ * the allocation asked for), or NULL.  @pinned_only: the
  * allocator can still try a lower zone (ALLOC_NOFRAGMENT), whose pinned
  * regions cost no new region either.
  * Claiming it whole keeps the new unmovable pageblock where unmovable
@@ -482,8 +494,8 @@ static unsigned long next_pinned(unsigned long id, unsigned long first,
  * the front is full.  Under zone->lock, which keeps the bits of this zone
  * and the buddy blocks stable.
  */
-struct page *__regionpm_lowest_free_block(struct zone *zone, int *order,
-					  bool pinned_only)
+struct page *__regionpm_lowest_free_block(struct zone *zone, unsigned int min_order,
+					  int *order, bool pinned_only)
 {
 	unsigned long id, first, last, pb, end;
 	struct page *page = NULL;
@@ -495,13 +507,13 @@ struct page *__regionpm_lowest_free_block(struct zone *zone, int *order,
 	for (id = next_pinned(first, first, last, &pass); id <= last;
 	     id = next_pinned(id + 1, first, last, &pass)) {
 		region_blocks(zone, id, &pb, &end);
-		page = first_free_block(zone, pb, end, order);
+		page = first_free_block(zone, pb, end, min_order, order);
 		if (page)
 			break;
 	}
 	if (!page && !pinned_only)
 		page = first_free_block(zone, zone->zone_start_pfn >> pageblock_order,
-					front_blocks_end(zone), order);
+					front_blocks_end(zone), min_order, order);
 	if (READ_ONCE(bias_front_blocks))
 		irq_work_queue(&front_irq_work);
 	return page;
@@ -591,16 +603,6 @@ void regionpm_managed_changed(struct page *page, long count)
 bool regionpm_boot_free_to_head(enum meminit_context context)
 {
 	if (context != MEMINIT_EARLY || !READ_ONCE(bias) || !enable)
-		return false;
-	/*
-	 * Not with debug_pagealloc: booted with it and the bias, with struct
-	 * pages not deferred, the debug kernel found a free block inside
-	 * an allocated one during boot ("Bad page state", nonzero mapcount,
-	 * in alloc_large_system_hash()); with the deferral, with blocks to
-	 * the tail, or with debug_pagealloc=off it did not.  Not understood
-	 * yet; the placement is an optimisation, the free lists are not.
-	 */
-	if (debug_pagealloc_enabled())
 		return false;
 	/* Pairs with the release in regionpm_init(): not started yet. */
 	return !smp_load_acquire(&initialised);

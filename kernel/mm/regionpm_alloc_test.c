@@ -9,6 +9,9 @@
  *   echo "dma32 -1 4096" > /sys/kernel/debug/regionpm/alloc
  *   echo "any 1 4096" > /sys/kernel/debug/regionpm/alloc
  *   cat /sys/kernel/debug/regionpm/alloc     -> "held N failed M"
+ *   echo "block 10 16" > /sys/kernel/debug/regionpm/alloc
+ *   echo halve > /sys/kernel/debug/regionpm/alloc
+ *   cat /sys/kernel/debug/regionpm/alloc     -> "held N failed M bad B"
  *   echo free > /sys/kernel/debug/regionpm/alloc
  *
  * A write asks for that many order-0 pages (GFP_KERNEL, __GFP_RETRY_MAYFAIL
@@ -16,6 +19,15 @@
  * __GFP_THISNODE as asked) and holds them until "free".  Every page is freed
  * when the file is written "free" and nothing else keeps them: the test
  * must free what it took.
+ *
+ * "block ORDER COUNT" asks for COUNT unmovable blocks of 2^ORDER pages and
+ * checks each one the allocator returns: aligned to its size, no page of it
+ * still free in the buddy allocator, no page of it in a block held already.
+ * A block that fails is counted as bad (since boot) and kept for good:
+ * its real size is unknown, so freeing it could only do more harm.  "halve" frees the upper
+ * half of every block held, which leaves free blocks of half the size next
+ * to allocated ones: the shape in which a claim for a larger block must not
+ * take a smaller one (the bias's lowest-free-pageblock search once did).
  */
 #define pr_fmt(fmt) "regionpm-alloc-test: " fmt
 
@@ -26,11 +38,119 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 static DEFINE_MUTEX(test_lock);
 static LIST_HEAD(held);		/* pages held, under test_lock */
-static unsigned long nr_held, nr_failed;
+static LIST_HEAD(blocks);	/* struct held_block, under test_lock */
+static unsigned long nr_held, nr_failed, nr_bad;
+
+/* A block of 2^order pages; after "halve", its lower half as order-0 pages. */
+struct held_block {
+	struct list_head list;
+	struct page *page;
+	unsigned int order;
+	bool halved;
+};
+
+static unsigned long block_pages(const struct held_block *b)
+{
+	return b->halved ? 1UL << (b->order - 1) : 1UL << b->order;
+}
+
+static void free_blocks(void)
+{
+	struct held_block *b, *tmp;
+	unsigned long i;
+
+	list_for_each_entry_safe(b, tmp, &blocks, list) {
+		if (b->halved) {
+			for (i = 0; i < block_pages(b); i++)
+				__free_page(b->page + i);
+		} else {
+			__free_pages(b->page, b->order);
+		}
+		nr_held -= block_pages(b);
+		list_del(&b->list);
+		kfree(b);
+		cond_resched();
+	}
+}
+
+/* Is [@pfn, @pfn + @nr) a block the allocator may hand out, and ours alone? */
+static const char *block_wrong(unsigned long pfn, unsigned long nr)
+{
+	struct held_block *b;
+	unsigned long i;
+
+	if (!IS_ALIGNED(pfn, nr))
+		return "not aligned to its size";
+	for (i = 0; i < nr; i++)
+		if (PageBuddy(pfn_to_page(pfn + i)))
+			return "holds pages still free";
+	list_for_each_entry(b, &blocks, list) {
+		unsigned long start = page_to_pfn(b->page);
+
+		if (pfn < start + block_pages(b) && start < pfn + nr)
+			return "overlaps a block held already";
+	}
+	return NULL;
+}
+
+static int alloc_blocks(unsigned int order, unsigned long nr)
+{
+	gfp_t gfp = GFP_KERNEL | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
+	unsigned long i;
+
+	if (order < 1 || order > MAX_PAGE_ORDER)
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		struct held_block *b = kzalloc(sizeof(*b), GFP_KERNEL);
+		struct page *page = b ? alloc_pages(gfp, order) : NULL;
+		const char *why;
+
+		if (!page) {
+			kfree(b);
+			nr_failed++;
+			continue;
+		}
+		why = block_wrong(page_to_pfn(page), 1UL << order);
+		if (why) {
+			pr_err("order-%u block at pfn %#lx %s: kept, not freed\n",
+			       order, page_to_pfn(page), why);
+			kfree(b);
+			nr_bad++;
+			continue;
+		}
+		b->page = page;
+		b->order = order;
+		list_add_tail(&b->list, &blocks);
+		nr_held += 1UL << order;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	return 0;
+}
+
+static void halve_blocks(void)
+{
+	struct held_block *b;
+	unsigned long i, half;
+
+	list_for_each_entry(b, &blocks, list) {
+		if (b->halved)
+			continue;
+		half = 1UL << (b->order - 1);
+		split_page(b->page, b->order);
+		for (i = half; i < 2 * half; i++)
+			__free_page(b->page + i);
+		b->halved = true;
+		nr_held -= half;
+		cond_resched();
+	}
+}
 
 static void free_held(void)
 {
@@ -42,6 +162,7 @@ static void free_held(void)
 		if (!(--nr_held & 1023))
 			cond_resched();
 	}
+	free_blocks();
 	nr_held = 0;
 	nr_failed = 0;
 }
@@ -82,6 +203,7 @@ static ssize_t alloc_write(struct file *file, const char __user *ubuf,
 {
 	char buf[64], zone[16];
 	unsigned long nr;
+	unsigned int order;
 	int nid, ret;
 
 	if (count >= sizeof(buf))
@@ -94,6 +216,11 @@ static ssize_t alloc_write(struct file *file, const char __user *ubuf,
 	if (sysfs_streq(buf, "free")) {
 		free_held();
 		ret = 0;
+	} else if (sysfs_streq(buf, "halve")) {
+		halve_blocks();
+		ret = 0;
+	} else if (sscanf(buf, "block %u %lu", &order, &nr) == 2) {
+		ret = alloc_blocks(order, nr);
 	} else if (sscanf(buf, "%15s %d %lu", zone, &nid, &nr) == 3) {
 		ret = alloc_some(zone, nid < 0 ? NUMA_NO_NODE : nid, nr);
 	} else {
@@ -110,7 +237,8 @@ static ssize_t alloc_read(struct file *file, char __user *ubuf, size_t count,
 	int len;
 
 	mutex_lock(&test_lock);
-	len = scnprintf(buf, sizeof(buf), "held %lu failed %lu\n", nr_held, nr_failed);
+	len = scnprintf(buf, sizeof(buf), "held %lu failed %lu bad %lu\n",
+			nr_held, nr_failed, nr_bad);
 	mutex_unlock(&test_lock);
 	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
 }

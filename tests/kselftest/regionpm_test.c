@@ -4245,6 +4245,84 @@ TEST_F_TIMEOUT(regionpm, bias_claims_low_pageblocks, 300)
 	regions_free(&after);
 }
 
+/* Bad blocks the test interface has seen since boot; -1 if unreadable. */
+static int64_t alloc_test_bad(void)
+{
+	uint64_t held, failed, bad;
+	char buf[96];
+
+	if (read_text(ALLOC_TEST, buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "held %" SCNu64 " failed %" SCNu64 " bad %" SCNu64,
+		   &held, &failed, &bad) != 3)
+		return -1;
+	return bad;
+}
+
+/* The largest order the buddy allocator hands out: columns of /proc/buddyinfo. */
+static int buddy_max_order(void)
+{
+	char line[512], *tok, *save;
+	int cols = 0;
+	FILE *f = fopen("/proc/buddyinfo", "r");
+
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f))
+		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+			cols++;
+	fclose(f);
+	/* "Node 0, zone DMA32 n0 ... nMAX" */
+	return cols > 4 ? cols - 5 : -1;
+}
+
+/*
+ * An unmovable claim for a block larger than a pageblock, with the bias on,
+ * gets a block of the size it asked for.  Blocks of the largest order are
+ * taken, their upper halves freed (free pageblocks next to allocated ones,
+ * in the regions unmovable memory pins, where the bias looks first), and
+ * more such blocks taken.  The bias's lowest-free-pageblock search once
+ * returned the first free pageblock whatever its order, and the allocator
+ * handed out half a block as a whole one: the caller wrote into free
+ * memory (the debug kernel saw it at boot as "Bad page state" in
+ * alloc_large_system_hash()).  The test interface checks every block it
+ * gets: aligned, no page still free, no page in a block it holds.
+ */
+TEST_F_TIMEOUT(regionpm, bias_claims_whole_blocks, 300)
+{
+	char old_bias[16] = "", cmd[64];
+	int64_t bad_before, bad_after;
+	uint64_t held = 0, failed = 0;
+	int max = buddy_max_order();
+
+	if (!alloc_test_ready())
+		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
+	ASSERT_LT(9, max) TH_LOG("largest order %d from /proc/buddyinfo", max);
+	bad_before = alloc_test_bad();
+	ASSERT_LE(0, bad_before);
+	ASSERT_LT(0, read_text(BIAS_PARAM, old_bias, sizeof(old_bias)));
+	ASSERT_EQ(0, write_text(BIAS_PARAM, "1"));
+
+	snprintf(cmd, sizeof(cmd), "block %d 32", max);
+	EXPECT_EQ(0, write_text(ALLOC_TEST, cmd));
+	EXPECT_EQ(0, write_text(ALLOC_TEST, "halve"));
+	/* The frontier work (every second) now counts their regions as pinned. */
+	sleep_ms(2500);
+	snprintf(cmd, sizeof(cmd), "block %d 64", max);
+	EXPECT_EQ(0, write_text(ALLOC_TEST, cmd));
+	EXPECT_EQ(0, alloc_test_state(&held, &failed));
+	bad_after = alloc_test_bad();
+	write_text(ALLOC_TEST, "free");
+	write_text(BIAS_PARAM, old_bias);
+
+	TH_LOG("order %d: held %" PRIu64 " pages after halving and asking again, %" PRIu64
+	       " failed, bad blocks %" PRId64 " -> %" PRId64, max, held, failed,
+	       bad_before, bad_after);
+	EXPECT_EQ(bad_before, bad_after)
+		TH_LOG("the allocator handed out blocks smaller than asked (dmesg: regionpm-alloc-test)");
+	/* 32 halves and at least half of the 64 new blocks: the claims ran. */
+	EXPECT_LE((uint64_t)(32 + 32 * 2) << (max - 1), held);
+}
+
 /* ------------------------------------------------------------------------
  * Holds (region-hold): a held region's free pages sit on isolated free
  * lists, so nothing is allocated from it and compaction targets go
