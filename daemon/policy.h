@@ -196,6 +196,8 @@ struct rpm_policy_state {
 	uint64_t grow_base;
 	usec_t_ grow_base_when, grow_until;
 	uint64_t grow_rate;		/* pages/s, the fastest of this growth */
+	uint64_t grow_top;		/* the most memory in use in this growth */
+	uint64_t grow_top_steal;	/* pgsteal when it was reached */
 	/* The last plan, for status and metrics. */
 	struct rpm_plan_summary {
 		unsigned keep, targets, pinned, spare, parked;

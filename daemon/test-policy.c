@@ -1353,6 +1353,52 @@ static void test_cache_growth_defers_parking(void **state)
 }
 
 /*
+ * Memory in use that falls a region or more below the top of a growth
+ * ends the growth's hold on parking at once: the workload freed it.  A
+ * smaller fall does not, nor one that reclaim took (pgsteal).
+ */
+static void test_shrink_ends_growth_hold(void **state)
+{
+	struct world w;
+
+	(void)state;
+	for (int c = 0; c < 3; c++) {
+		world_init(&w);
+		set_used(&w, 7, 18000, 0);
+		w.sys.vmstat_valid = true;
+		w.sys.pgsteal = 5000;
+		/* Half a region in a second: growing, nothing parked. */
+		w.st.grow_base_when = T0 - SEC;
+		w.st.grow_base = 2 * RP;
+		w.sys.file_pages = 2 * RP + RP / 2;
+		decide(&w);
+		assert_int_equal(count_parks(&w), 0);
+		assert_int_equal(w.st.grow_top, 2 * RP + RP / 2);
+		w.sys.now += SEC;
+		if (c == 0) {
+			/* A region and a quarter freed. */
+			w.sys.file_pages -= RP + RP / 4;
+		} else if (c == 1) {
+			/* Three quarters of a region freed: still growing. */
+			w.sys.file_pages -= 3 * RP / 4;
+		} else {
+			/* A region and a quarter, most of it stolen by kswapd. */
+			w.sys.file_pages -= RP + RP / 4;
+			w.sys.pgsteal += RP;
+		}
+		decide(&w);
+		if (c == 0) {
+			assert_int_equal(w.st.grow_rate, 0);
+			assert_true(count_parks(&w) > 0);
+			assert_true(works(&w, 7));
+		} else {
+			assert_true(w.st.grow_rate > 0);
+			assert_int_equal(count_parks(&w), 0);
+		}
+	}
+}
+
+/*
  * The page cache grows into the last free memory: a region comes back
  * before reclaim evicts anything, the lowest parked one; with room to
  * grow into, nothing comes back.
@@ -1909,6 +1955,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
 		cmocka_unit_test(test_reclaim_watch_burst),
+		cmocka_unit_test(test_shrink_ends_growth_hold),
 		cmocka_unit_test(test_growth_unparks_ahead),
 		cmocka_unit_test(test_reclaim_after_our_moves),
 		cmocka_unit_test(test_cache_growth_defers_parking),
