@@ -793,7 +793,14 @@ static void classify(const struct pass *p, const struct rpm_region *r,
 	if (region_dma(r))
 		return;		/* never parked: it may as well hold pages */
 	if (!pl->used) {
-		pl->klass = K_EMPTY;
+		/*
+		 * All its managed pages free, but reserved pages (memblock,
+		 * firmware) are not managed: the kernel cannot take those,
+		 * the region cannot be parked.  Reserved memory stays; slab
+		 * in an old breakdown may have gone, so only reserved counts.
+		 */
+		if (!r->detail.valid || !r->detail.reserved)
+			pl->klass = K_EMPTY;
 		return;
 	}
 	if (now < r->backoff_until)
@@ -1526,7 +1533,13 @@ bool policy_park_stuck(int err, uint64_t moved, uint64_t left)
 {
 	if (err == -EPERM || err == -ENOSPC)
 		return true;
-	return err == -EBUSY && moved < left;
+	/*
+	 * Nothing moved and nothing seen in use: pages the free counts do
+	 * not show keep it (reserved memory in a region whose managed pages
+	 * are all free).  Asked again, the kernel says the same: database
+	 * at 8 GiB asked to park such a region every pass, 18 times in 90 s.
+	 */
+	return err == -EBUSY && (moved < left || !moved);
 }
 
 void policy_note_scan(struct rpm_region *r)

@@ -1040,6 +1040,10 @@ static void test_park_stuck(void **state)
 	assert_true(policy_park_stuck(-EBUSY, 0, 20));
 	/* Nearly done: 8,000 moved, 100 arrived meanwhile. */
 	assert_false(policy_park_stuck(-EBUSY, 8000, 100));
+	/* "Empty", nothing moved, still refused: something unseen keeps it. */
+	assert_true(policy_park_stuck(-EBUSY, 0, 0));
+	/* Everything moved, a few pages arrived and left again: try again. */
+	assert_false(policy_park_stuck(-EBUSY, 500, 0));
 	/* Other errors (interrupted, no memory) are not the region's fault. */
 	assert_false(policy_park_stuck(-EINTR, 0, 5000));
 	assert_false(policy_park_stuck(-ENOMEM, 0, 5000));
@@ -1350,6 +1354,29 @@ static void test_cache_growth_defers_parking(void **state)
 	decide(&w);
 	assert_true(has(&w, RPM_ACT_UNPARK, 6));
 	assert_int_equal(count_parks(&w), 0);
+}
+
+/*
+ * A region whose managed pages are all free but which holds reserved
+ * pages (the breakdown says so) is not a spare: the kernel cannot park it.
+ */
+static void test_reserved_region_not_spare(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	w.r[7].managed_pages = RP / 2;
+	w.r[7].free_pages = RP / 2;
+	w.r[7].detail.free = RP / 2;
+	w.r[7].detail.reserved = RP / 2;
+	decide(&w);
+	assert_false(has(&w, RPM_ACT_PARK, 7));
+	assert_true(count_parks(&w) > 0);	/* the other spares are */
+	/* Without a breakdown it is tried (the kernel's refusal backs it off). */
+	w.r[7].detail.valid = false;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_PARK, 7));
 }
 
 /*
@@ -1990,6 +2017,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
 		cmocka_unit_test(test_reclaim_watch_burst),
+		cmocka_unit_test(test_reserved_region_not_spare),
 		cmocka_unit_test(test_zone_cap_limits_parks),
 		cmocka_unit_test(test_shrink_ends_growth_hold),
 		cmocka_unit_test(test_growth_unparks_ahead),
