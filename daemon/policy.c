@@ -1082,6 +1082,10 @@ static void hold_targets(struct pass *p)
 			if (renew && p->sys->now - r->hold_since >= renew &&
 			    !emit(p, RPM_ACT_HOLD, r->id, 0, 0, "renew the hold"))
 				return;
+			/* Its moves are still to come: they use the room too. */
+			classify(p, r, &pl);
+			if (r->role == RPM_ROLE_TARGET && pl.klass == K_MOVABLE)
+				moves += pl.migrate;
 			continue;
 		}
 		if (waiting || r->state != RPM_REGION_ACTIVE || p->sys->now < r->backoff_until)

@@ -719,6 +719,18 @@ static void test_moves_fit_above_marks(void **state)
 	assert_false(has(&w, RPM_ACT_HOLD, 6));
 	assert_true(works(&w, 7));
 	assert_false(works(&w, 6));
+	/*
+	 * Region 7 held since the last pass, its 10,000 pages still to
+	 * move: they use the room too, region 6 is not held beside it.
+	 */
+	marks_world(&w, 10000, 1000, 40000);
+	set_used(&w, 7, 10000, 0);
+	w.r[7].state = RPM_REGION_HELD;
+	w.r[7].ours = true;
+	w.r[7].hold_since = w.sys.now - SEC;
+	decide(&w);
+	assert_true(works(&w, 7));
+	assert_false(has(&w, RPM_ACT_HOLD, 6));
 }
 
 /* Hot pages in a target are moved, not left behind: no DROP mode. */
