@@ -406,16 +406,20 @@ static struct page *free_block_at(struct zone *zone, unsigned long pb,
 
 /*
  * The first free pageblock of @zone in pageblocks [@pb, @last) in a free
- * block of at least @min_order, or NULL.
+ * block of at least @min_order, or NULL.  A block that large covers the
+ * whole aligned chunk of that order it lies in: after a pageblock that is
+ * not in one, the rest of its chunk is not either.
  */
 static struct page *first_free_block(struct zone *zone, unsigned long pb,
 				     unsigned long last, unsigned int min_order,
 				     int *order)
 {
+	unsigned long chunk = min_order > pageblock_order ?
+			      1UL << (min_order - pageblock_order) : 1;
 	struct page *page;
 
 	for (pb = find_next_bit(free_blocks, last, pb); pb < last;
-	     pb = find_next_bit(free_blocks, last, pb + 1)) {
+	     pb = find_next_bit(free_blocks, last, ALIGN(pb + 1, chunk))) {
 		page = free_block_at(zone, pb, min_order, order);
 		if (page)
 			return page;
@@ -494,8 +498,9 @@ static unsigned long next_pinned(unsigned long id, unsigned long first,
  * the front is full.  Under zone->lock, which keeps the bits of this zone
  * and the buddy blocks stable.
  */
-struct page *__regionpm_lowest_free_block(struct zone *zone, unsigned int min_order,
-					  int *order, bool pinned_only)
+struct page *__regionpm_lowest_free_block(struct zone *zone,
+					  unsigned int min_order, int *order,
+					  bool pinned_only)
 {
 	unsigned long id, first, last, pb, end;
 	struct page *page = NULL;

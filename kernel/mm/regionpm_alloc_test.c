@@ -16,18 +16,19 @@
  *
  * A write asks for that many order-0 pages (GFP_KERNEL, __GFP_RETRY_MAYFAIL
  * so a failure is reported instead of killing a task, plus __GFP_DMA32 or
- * __GFP_THISNODE as asked) and holds them until "free".  Every page is freed
- * when the file is written "free" and nothing else keeps them: the test
- * must free what it took.
+ * __GFP_THISNODE as asked) and holds them until "free".  Every page held is
+ * freed when the file is written "free" and nothing else keeps them: the
+ * test must free what it took.
  *
  * "block ORDER COUNT" asks for COUNT unmovable blocks of 2^ORDER pages and
  * checks each one the allocator returns: aligned to its size, no page of it
  * still free in the buddy allocator, no page of it in a block held already.
- * A block that fails is counted as bad (since boot) and kept for good:
- * its real size is unknown, so freeing it could only do more harm.  "halve" frees the upper
- * half of every block held, which leaves free blocks of half the size next
- * to allocated ones: the shape in which a claim for a larger block must not
- * take a smaller one (the bias's lowest-free-pageblock search once did).
+ * A block that fails is counted as bad (since boot) and never freed: its
+ * real size is unknown, so freeing it could only do more harm.  "halve"
+ * frees the upper half of every block held, which leaves free blocks of
+ * half the size next to allocated ones: the shape in which a claim for a
+ * larger block must not take a smaller one (the bias's lowest free
+ * pageblock search once did).
  */
 #define pr_fmt(fmt) "regionpm-alloc-test: " fmt
 
@@ -59,7 +60,7 @@ static unsigned long block_pages(const struct held_block *b)
 	return b->halved ? 1UL << (b->order - 1) : 1UL << b->order;
 }
 
-static void free_blocks(void)
+static void free_held_blocks(void)
 {
 	struct held_block *b, *tmp;
 	unsigned long i;
@@ -86,9 +87,12 @@ static const char *block_wrong(unsigned long pfn, unsigned long nr)
 
 	if (!IS_ALIGNED(pfn, nr))
 		return "not aligned to its size";
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
+		if (!pfn_valid(pfn + i))
+			return "runs past the memory map";
 		if (PageBuddy(pfn_to_page(pfn + i)))
 			return "holds pages still free";
+	}
 	list_for_each_entry(b, &blocks, list) {
 		unsigned long start = page_to_pfn(b->page);
 
@@ -106,10 +110,16 @@ static int alloc_blocks(unsigned int order, unsigned long nr)
 	if (order < 1 || order > MAX_PAGE_ORDER)
 		return -EINVAL;
 	for (i = 0; i < nr; i++) {
-		struct held_block *b = kzalloc(sizeof(*b), GFP_KERNEL);
-		struct page *page = b ? alloc_pages(gfp, order) : NULL;
+		struct held_block *b;
+		struct page *page = NULL;
 		const char *why;
 
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+		b = kzalloc(sizeof(*b), GFP_KERNEL);
+		if (b)
+			page = alloc_pages(gfp, order);
 		if (!page) {
 			kfree(b);
 			nr_failed++;
@@ -127,9 +137,6 @@ static int alloc_blocks(unsigned int order, unsigned long nr)
 		b->order = order;
 		list_add_tail(&b->list, &blocks);
 		nr_held += 1UL << order;
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		cond_resched();
 	}
 	return 0;
 }
@@ -150,6 +157,8 @@ static void halve_blocks(void)
 		nr_held -= half;
 		cond_resched();
 	}
+	/* Order-0 frees may sit on per-CPU lists: merge them into blocks. */
+	drain_all_pages(NULL);
 }
 
 static void free_held(void)
@@ -162,7 +171,7 @@ static void free_held(void)
 		if (!(--nr_held & 1023))
 			cond_resched();
 	}
-	free_blocks();
+	free_held_blocks();
 	nr_held = 0;
 	nr_failed = 0;
 }
@@ -182,18 +191,19 @@ static int alloc_some(const char *zone, int nid, unsigned long nr)
 		gfp |= __GFP_THISNODE;
 	}
 	for (i = 0; i < nr; i++) {
-		struct page *page = nid == NUMA_NO_NODE ? alloc_page(gfp) :
-				    alloc_pages_node(nid, gfp, 0);
+		struct page *page;
 
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+		page = nid == NUMA_NO_NODE ? alloc_page(gfp) :
+		       alloc_pages_node(nid, gfp, 0);
 		if (!page) {
 			nr_failed++;
 			continue;
 		}
 		list_add(&page->lru, &held);
 		nr_held++;
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		cond_resched();
 	}
 	return 0;
 }
@@ -212,7 +222,8 @@ static ssize_t alloc_write(struct file *file, const char __user *ubuf,
 		return -EFAULT;
 	buf[count] = '\0';
 
-	mutex_lock(&test_lock);
+	if (mutex_lock_killable(&test_lock))
+		return -EINTR;
 	if (sysfs_streq(buf, "free")) {
 		free_held();
 		ret = 0;

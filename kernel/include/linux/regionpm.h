@@ -34,8 +34,9 @@ void __regionpm_buddy_del(struct page *page, struct zone *zone,
 void __regionpm_buddy_move(struct page *page, struct zone *zone,
 			   unsigned int order, int migratetype);
 bool __regionpm_bias_pfn(unsigned long pfn);
-struct page *__regionpm_lowest_free_block(struct zone *zone, unsigned int min_order,
-					  int *order, bool pinned_only);
+struct page *__regionpm_lowest_free_block(struct zone *zone,
+					  unsigned int min_order, int *order,
+					  bool pinned_only);
 struct page *__regionpm_low_block(struct list_head *list);
 struct page *__regionpm_movable_block(struct list_head *list, struct page *page);
 void regionpm_managed_changed(struct page *page, long count);
@@ -123,10 +124,11 @@ static __always_inline bool regionpm_bias_claim(int start_migratetype)
  * @min_order (the order asked for); or NULL.
  */
 static __always_inline struct page *
-regionpm_lowest_free_block(struct zone *zone, unsigned int min_order, int *order,
-			   bool pinned_only)
+regionpm_lowest_free_block(struct zone *zone, unsigned int min_order,
+			   int *order, bool pinned_only)
 {
-	return __regionpm_lowest_free_block(zone, min_order, order, pinned_only);
+	return __regionpm_lowest_free_block(zone, min_order, order,
+					    pinned_only);
 }
 
 /* With the bias on, a block of @list below its node's frontier, or NULL. */
@@ -164,8 +166,8 @@ static inline void regionpm_buddy_move(struct page *page, struct zone *zone,
 }
 
 static inline struct page *
-regionpm_lowest_free_block(struct zone *zone, unsigned int min_order, int *order,
-			   bool pinned_only)
+regionpm_lowest_free_block(struct zone *zone, unsigned int min_order,
+			   int *order, bool pinned_only)
 {
 	return NULL;
 }
