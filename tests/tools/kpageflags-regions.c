@@ -87,6 +87,7 @@ int main(int argc, char **argv)
 {
 	const char *path = "/proc/kpageflags";
 	uint64_t region_bytes = 0, max_pfn = 0, kept = 0, nr, pfn, buf[4096];
+	bool kept_given = false;
 	bool json = false;
 	struct region *r;
 	FILE *f;
@@ -98,7 +99,7 @@ int main(int argc, char **argv)
 		case 'f': path = optarg; break;
 		case 'm': max_pfn = strtoull(optarg, NULL, 0); break;
 		case 'j': json = true; break;
-		case 'k': kept = strtoull(optarg, NULL, 0); break;
+		case 'k': kept = strtoull(optarg, NULL, 0); kept_given = true; break;
 		default:
 			fprintf(stderr, "usage: %s [-s REGION_BYTES] [-f KPAGEFLAGS] [-m MAX_PFN] [-k PAGES] [-j]\n", argv[0]);
 			return 2;
@@ -237,8 +238,11 @@ int main(int argc, char **argv)
 			       r[i].unmovable, r[i].kernel, r[i].used, r[i].reserved);
 	printf("regions %" PRIu64 " empty %" PRIu64 " with-unmovable %" PRIu64
 	       " bound-simple %" PRIu64 " bound-tight %" PRIu64 " with-kernel %" PRIu64
-	       " bound-strict %" PRIu64 " bound-kept %" PRIu64 "\n",
-	       present_regions, empty, with_unmovable, bound_simple, bound_tight,
-	       with_kernel, bound_strict, bound_kept);
+	       " bound-strict %" PRIu64, present_regions, empty, with_unmovable, bound_simple,
+	       bound_tight, with_kernel, bound_strict);
+	/* Without -k it would only repeat bound-simple. */
+	if (kept_given)
+		printf(" bound-kept %" PRIu64, bound_kept);
+	printf("\n");
 	return 0;
 }
