@@ -472,17 +472,45 @@ static uint64_t cache_reserve(struct pass *p)
  * marks and the daemon three regions short of its bound for 30 s.  Memory
  * that reclaim evicted does not count: that is pressure, not a free.
  */
-static bool shrunk_since_growth(const struct pass *p, uint64_t use)
+static bool fell_from(const struct pass *p, uint64_t top, uint64_t top_steal, uint64_t use)
 {
-	const struct rpm_policy_state *st = p->st;
 	uint64_t fell, stolen;
 
-	if (use + p->region_pages > st->grow_top)
+	if (use + p->region_pages > top)
 		return false;
-	fell = st->grow_top - use;
-	stolen = p->sys->pgsteal > st->grow_top_steal ?
-		 p->sys->pgsteal - st->grow_top_steal : 0;
+	fell = top - use;
+	stolen = p->sys->pgsteal > top_steal ? p->sys->pgsteal - top_steal : 0;
 	return stolen < fell / 2;
+}
+
+static bool shrunk_since_growth(const struct pass *p, uint64_t use)
+{
+	return fell_from(p, p->st->grow_top, p->st->grow_top_steal, use);
+}
+
+/*
+ * The back-off after memory fell below the headroom ends the same way:
+ * it keeps a growing workload from having regions parked under it again,
+ * and a workload that freed a region's worth is not growing (vmhost at
+ * 8 GiB: a guest grew, a region came back, 20 s later another guest
+ * shrank by two regions, and nothing was parked for the 10 s left of the
+ * back-off).  Not after PSI pressure or evictions: those are the system
+ * telling us memory was short, whatever the workload does next.
+ */
+static void end_headroom_pause(struct pass *p)
+{
+	struct rpm_policy_state *st = p->st;
+	const struct rpm_system *sys = p->sys;
+	uint64_t use = sys->file_pages + sys->anon_pages;
+
+	if (!st->pause_for_headroom || sys->now >= st->paused_until || !sys->vmstat_valid)
+		return;
+	if (use > st->pause_top) {
+		st->pause_top = use;
+		st->pause_top_steal = sys->pgsteal;
+	} else if (fell_from(p, st->pause_top, st->pause_top_steal, use)) {
+		st->paused_until = sys->now;
+	}
 }
 
 /*
@@ -1382,6 +1410,9 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 
 	if (pressure || p.avail < p.headroom) {
 		st->paused_until = sys->now + sec_to_usec(cfg->pressure_backoff_sec);
+		st->pause_for_headroom = !pressure;
+		st->pause_top = sys->file_pages + sys->anon_pages;
+		st->pause_top_steal = sys->pgsteal;
 		uint64_t need = growth_ramp(&p, p.avail < p.headroom ? p.headroom - p.avail : 0);
 
 		/*
@@ -1403,6 +1434,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	if (evicted) {
 		/* As much back as reclaim took since the last pass, or more. */
 		st->paused_until = sys->now + sec_to_usec(cfg->pressure_backoff_sec);
+		st->pause_for_headroom = false;
 		unpark(&p, growth_ramp(&p, evicted), true, "reclaim evicts cache");
 		st->plan.short_of_memory = p.n > 0;
 		return p.n;
@@ -1438,6 +1470,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 			return p.n;
 		}
 	}
+	end_headroom_pause(&p);
 	if (sys->now < st->paused_until)
 		return p.n;
 

@@ -165,6 +165,12 @@ struct rpm_policy_state {
 	usec_t_ last_pass;
 	double budget_tokens;		/* token bucket, pages */
 	usec_t_ paused_until;		/* pressure back-off */
+	/*
+	 * A back-off after memory fell below the headroom (not PSI, not
+	 * reclaim): memory in use (cache + anon) and pgsteal at its highest.
+	 */
+	bool pause_for_headroom;
+	uint64_t pause_top, pause_top_steal;
 	bool bias_enabled;
 	uint64_t total_migrated, total_dropped;
 	unsigned regions_vacated, regions_parked, regions_released;

@@ -1369,6 +1369,54 @@ static void test_cache_growth_defers_parking(void **state)
 }
 
 /*
+ * The back-off after memory fell below the headroom ends when memory in
+ * use then falls a region or more (the workload freed it); it stays when
+ * nothing was freed, or when reclaim took what went.
+ */
+static void test_headroom_pause_ends_on_free(void **state)
+{
+	struct world w;
+
+	(void)state;
+	for (int c = 0; c < 3; c++) {
+		world_init(&w);
+		for (uint32_t i = 2; i < 6; i++)
+			set_used(&w, i, RP, 0);
+		set_parked(&w, 7, true, T0 - 600 * SEC);
+		w.sys.vmstat_valid = true;
+		w.sys.anon_pages = 5 * RP;
+		w.sys.pgsteal = 100;
+		w.mem_explicit = true;
+		w.sys.mem_free_pages = RP / 2;
+		w.sys.mem_available_pages = NR * RP / 10 - 1;	/* below the headroom */
+		decide(&w);
+		assert_true(has(&w, RPM_ACT_UNPARK, 7));
+		/* Given back; a second later the workload is smaller or not. */
+		w.r[7].state = RPM_REGION_ACTIVE;
+		w.r[7].managed_pages = RP;
+		w.r[7].parked_pages = 0;
+		w.r[7].free_pages = RP;
+		w.r[7].detail.free = RP;
+		w.sys.mem_total_pages += RP;
+		w.sys.now += SEC;
+		if (c != 1) {
+			set_used(&w, 4, 0, 0);
+			set_used(&w, 5, 0, 0);
+			w.sys.anon_pages -= 2 * RP;
+		}
+		if (c == 2)
+			w.sys.pgsteal += 2 * RP;	/* reclaim took it */
+		w.mem_explicit = false;
+		w.reclaimable = 2 * RP;
+		decide(&w);
+		if (c == 0)
+			assert_true(count_parks(&w) > 0);
+		else
+			assert_int_equal(count_parks(&w), 0);
+	}
+}
+
+/*
  * A region whose managed pages are all free but which holds reserved
  * pages (the breakdown says so) is not a spare: the kernel cannot park it.
  */
@@ -2029,6 +2077,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
 		cmocka_unit_test(test_reclaim_watch_burst),
+		cmocka_unit_test(test_headroom_pause_ends_on_free),
 		cmocka_unit_test(test_reserved_region_not_spare),
 		cmocka_unit_test(test_zone_cap_limits_parks),
 		cmocka_unit_test(test_shrink_ends_growth_hold),
