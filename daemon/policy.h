@@ -167,7 +167,7 @@ struct rpm_policy_state {
 	usec_t_ paused_until;		/* pressure back-off */
 	/*
 	 * A back-off after memory fell below the headroom (not PSI, not
-	 * reclaim): memory in use (cache + anon) and pgsteal at its highest.
+	 * reclaim): anonymous memory and pgsteal at its highest.
 	 */
 	bool pause_for_headroom;
 	uint64_t pause_top, pause_top_steal;
@@ -207,7 +207,7 @@ struct rpm_policy_state {
 	uint64_t grow_base;
 	usec_t_ grow_base_when, grow_until;
 	uint64_t grow_rate;		/* pages/s, the fastest of this growth */
-	uint64_t grow_top;		/* the most memory in use in this growth */
+	uint64_t grow_top;		/* the most anonymous memory in this growth */
 	uint64_t grow_top_steal;	/* pgsteal when it was reached */
 	/* The last plan, for status and metrics. */
 	struct rpm_plan_summary {

@@ -1475,38 +1475,45 @@ static void test_zone_cap_limits_parks(void **state)
 }
 
 /*
- * Memory in use that falls a region or more below the top of a growth
+ * Process memory that falls a region or more below the top of a growth
  * ends the growth's hold on parking at once: the workload freed it.  A
- * smaller fall does not, nor one that reclaim took (pgsteal).
+ * smaller fall does not, nor one that reclaim took (pgsteal), nor page
+ * cache going with deleted files.
  */
 static void test_shrink_ends_growth_hold(void **state)
 {
 	struct world w;
 
 	(void)state;
-	for (int c = 0; c < 3; c++) {
+	for (int c = 0; c < 4; c++) {
 		world_init(&w);
 		set_used(&w, 7, 18000, 0);
 		w.sys.vmstat_valid = true;
 		w.sys.pgsteal = 5000;
-		/* Half a region in a second: growing, nothing parked. */
+		/* Half a region in a second (processes): growing, nothing parked. */
 		w.st.grow_base_when = T0 - SEC;
 		w.st.grow_base = 2 * RP;
-		w.sys.file_pages = 2 * RP + RP / 2;
+		if (c < 3)
+			w.sys.anon_pages = 2 * RP + RP / 2;
+		else
+			w.sys.file_pages = 2 * RP + RP / 2;	/* a file copy */
 		decide(&w);
 		assert_int_equal(count_parks(&w), 0);
-		assert_int_equal(w.st.grow_top, 2 * RP + RP / 2);
+		assert_int_equal(w.st.grow_top, c < 3 ? 2 * RP + RP / 2 : 0);
 		w.sys.now += SEC;
 		if (c == 0) {
-			/* A region and a quarter freed. */
-			w.sys.file_pages -= RP + RP / 4;
+			/* A region and a quarter freed by processes. */
+			w.sys.anon_pages -= RP + RP / 4;
 		} else if (c == 1) {
-			/* Three quarters of a region freed: still growing. */
-			w.sys.file_pages -= 3 * RP / 4;
-		} else {
-			/* A region and a quarter, most of it stolen by kswapd. */
-			w.sys.file_pages -= RP + RP / 4;
+			/* Three quarters of a region: still growing. */
+			w.sys.anon_pages -= 3 * RP / 4;
+		} else if (c == 2) {
+			/* A region and a quarter, most of it taken by reclaim. */
+			w.sys.anon_pages -= RP + RP / 4;
 			w.sys.pgsteal += RP;
+		} else {
+			/* Its files deleted, cache and all: the hold stays. */
+			w.sys.file_pages -= RP + RP / 4;
 		}
 		decide(&w);
 		if (c == 0) {
