@@ -719,14 +719,14 @@ static bool checkpoint_journals(struct manager *m, const struct rpm_region *reg,
 	return n > 0;
 }
 
-/* A regionpm module parameter as a number; 0 if it cannot be read. */
-static uint64_t read_kernel_param(struct manager *m, const char *name)
+/* The kernel's hold timeout (regionpm.hold_timeout_ms); 0 without holds. */
+static usec_t_ read_hold_timeout(struct manager *m)
 {
 	char path[4096], buf[32];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/sys/module/regionpm/parameters/%s", m->root, name);
+	snprintf(path, sizeof(path), "%s/sys/module/regionpm/parameters/hold_timeout_ms", m->root);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -735,13 +735,7 @@ static uint64_t read_kernel_param(struct manager *m, const char *name)
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
-	return strtoull(buf, NULL, 10);
-}
-
-/* The kernel's hold timeout (regionpm.hold_timeout_ms); 0 without holds. */
-static usec_t_ read_hold_timeout(struct manager *m)
-{
-	return (usec_t_)read_kernel_param(m, "hold_timeout_ms") * 1000;
+	return (usec_t_)strtoull(buf, NULL, 10) * 1000;
 }
 
 static void do_hold(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
@@ -1026,7 +1020,6 @@ int manager_pass(struct manager *m)
 	struct rpm_kernel_info info;
 	struct rpm_zoneinfo zi;
 	struct rpm_vmstat vm;
-	uint64_t pct;
 	char status[256];
 	size_t n;
 	int r;
@@ -1061,9 +1054,6 @@ int manager_pass(struct manager *m)
 		sys.hold_timeout = read_hold_timeout(m);
 		sys.can_hold = sys.hold_timeout > 0;
 	}
-	/* Absent (the stock backend, an older kernel): no cap known. */
-	pct = read_kernel_param(m, "max_parked_pct");
-	sys.max_parked_pct = pct <= 100 ? (unsigned)pct : 0;
 	sys.psi_event = m->psi_event;
 	m->psi_event = false;
 	sys.no_kernel_release = !(backend_caps(m->backend) & RPM_CAP_KERNEL_RELEASE);

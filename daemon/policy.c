@@ -195,7 +195,6 @@ struct pass {
 	/* Free and all pages per (node, zone): parking must not empty a zone. */
 	struct zone_acct {
 		uint64_t total, free;
-		uint64_t parked;	/* parked, held or to be parked this pass */
 	} zones[RPM_POLICY_ZONE_SLOTS];
 };
 
@@ -226,37 +225,7 @@ static void count_zones(struct pass *p)
 		z->total += r->managed_pages + r->parked_pages;
 		if (r->state == RPM_REGION_ACTIVE)
 			z->free += r->free_pages;
-		else if (r->state == RPM_REGION_PARKED)
-			z->parked += r->parked_pages;
-		else if (r->state == RPM_REGION_HELD)
-			z->parked += r->managed_pages;
 	}
-}
-
-/*
- * Would parking r keep its zone within the kernel's max_parked_pct?  The
- * kernel refuses a park or hold past it (ENOSPC); a region emptied first
- * and refused then stays open and fills again, so the moves were for
- * nothing (fileserver at 8 GiB: two regions of ZONE_DMA32 emptied,
- * 32,768 pages migrated, refused, refilled; moved/resident 1.29).  A held
- * region counts whole: the kernel counts its free pages now and all of it
- * once parked.
- */
-static bool zone_cap_allows(const struct pass *p, const struct rpm_region *r)
-{
-	const struct zone_acct *z = &p->zones[zone_slot(r)];
-	unsigned pct = p->sys->max_parked_pct;
-
-	if (!pct || pct >= 100 || r->state != RPM_REGION_ACTIVE)
-		return true;
-	return (z->parked + r->managed_pages) * 100 <= z->total * pct;
-}
-
-/* r will be parked or held: it counts against its zone's cap from now on. */
-static void zone_cap_take(struct pass *p, const struct rpm_region *r)
-{
-	if (r->state == RPM_REGION_ACTIVE)
-		p->zones[zone_slot(r)].parked += r->managed_pages;
 }
 
 /*
@@ -1001,13 +970,10 @@ static void park_spare(struct pass *p)
 			continue;
 		if (cost && !zone_can_give(p, r, cost))
 			continue;
-		if (!zone_cap_allows(p, r))
-			continue;
 		if (!emit(p, RPM_ACT_PARK, r->id, 0, 0, "region is empty"))
 			return;
 		p->avail -= cost;
 		zone_take(p, r, cost);
-		zone_cap_take(p, r);
 		room_take(p, cost);
 	}
 }
@@ -1073,8 +1039,7 @@ static bool parkable_once_empty(struct pass *p, const struct rpm_region *r,
 	uint64_t cost = park_cost(p, r, pl);
 
 	return p->avail >= cost && p->avail - cost >= p->park_limit &&
-	       zone_can_give(p, r, zone_cost(p, r, pl)) &&
-	       (held_now(p, r) || zone_cap_allows(p, r));
+	       zone_can_give(p, r, zone_cost(p, r, pl));
 }
 
 /*
@@ -1139,7 +1104,6 @@ static void hold_targets(struct pass *p)
 			return;
 		p->avail -= r->free_pages;
 		zone_take(p, r, r->free_pages);
-		zone_cap_take(p, r);
 		room_take(p, r->free_pages);
 	}
 }
@@ -1226,8 +1190,6 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 		       parkable_once_empty(p, r, pl);
 		if (park) {
 			zone_take(p, r, zone_cost(p, r, pl));
-			if (!held_now(p, r))
-				zone_cap_take(p, r);
 			p->out[p->n++] = (struct rpm_action) {
 				.kind = RPM_ACT_PARK, .region = r->id, .mode = pl->mode,
 				.budget = budget, .compact_first = true,

@@ -103,11 +103,6 @@ struct rpm_system {
 	/* The kernel can hold a region (region-hold) and lets a hold expire after this. */
 	bool can_hold;
 	usec_t_ hold_timeout;
-	/*
-	 * The kernel parks and holds at most this percentage of each zone
-	 * (regionpm.max_parked_pct); 0: no such limit (or not known).
-	 */
-	unsigned max_parked_pct;
 };
 
 enum rpm_action_kind {

@@ -1369,9 +1369,9 @@ static void test_cache_growth_defers_parking(void **state)
 }
 
 /*
- * The back-off after memory fell below the headroom ends when memory in
- * use then falls a region or more (the workload freed it); it stays when
- * nothing was freed, or when reclaim took what went.
+ * The back-off after memory fell below the headroom ends when process
+ * memory then falls a region or more (the workload freed it); it stays
+ * when nothing was freed, or when reclaim took what went.
  */
 static void test_headroom_pause_ends_on_free(void **state)
 {
@@ -1437,41 +1437,6 @@ static void test_reserved_region_not_spare(void **state)
 	w.r[7].detail.valid = false;
 	decide(&w);
 	assert_true(has(&w, RPM_ACT_PARK, 7));
-}
-
-/*
- * The kernel parks and holds at most max_parked_pct of a zone: the policy
- * parks no more than that, and does not empty a region it could not park
- * then (the moves would be for nothing: it fills again).
- */
-static void test_zone_cap_limits_parks(void **state)
-{
-	struct world w;
-
-	(void)state;
-	/* 8 regions, 2 in use: 6 empty, but 50 % allows 4 parked. */
-	world_init(&w);
-	w.sys.max_parked_pct = 50;
-	decide(&w);
-	assert_int_equal(count_parks(&w), 4);
-	/* No cap known (0): all six. */
-	world_init(&w);
-	decide(&w);
-	assert_int_equal(count_parks(&w), 6);
-
-	/* Four parked already: region 6, half full, is not emptied. */
-	world_init(&w);
-	w.sys.max_parked_pct = 50;
-	for (uint32_t i = 2; i < 6; i++)
-		set_parked(&w, i, true, T0 - 600 * SEC);
-	set_used(&w, 6, RP / 2, 0);
-	decide(&w);
-	assert_false(works(&w, 6));
-	assert_int_equal(count_parks(&w), 0);
-	/* At 75 % it may be: 6 of 8. */
-	w.sys.max_parked_pct = 75;
-	decide(&w);
-	assert_true(works(&w, 6) || count_parks(&w) > 0);
 }
 
 /*
@@ -2086,7 +2051,6 @@ int main(void)
 		cmocka_unit_test(test_reclaim_watch_burst),
 		cmocka_unit_test(test_headroom_pause_ends_on_free),
 		cmocka_unit_test(test_reserved_region_not_spare),
-		cmocka_unit_test(test_zone_cap_limits_parks),
 		cmocka_unit_test(test_shrink_ends_growth_hold),
 		cmocka_unit_test(test_growth_unparks_ahead),
 		cmocka_unit_test(test_reclaim_after_our_moves),
