@@ -686,6 +686,64 @@ static bool region_has_unmovable_blocks(struct zone *zone, unsigned long id)
 	return false;
 }
 
+static unsigned long retyped;
+module_param(retyped, ulong, 0444);
+MODULE_PARM_DESC(retyped, "Free pageblocks behind the front made movable (statistics)");
+
+/*
+ * Free unmovable and reclaimable blocks behind the front become movable.
+ * A pageblock keeps its type when the slab or driver memory in it is
+ * freed, and __rmqueue_smallest() takes a free block of the type asked
+ * for before any claim is tried: the next unmovable allocation would
+ * start a new unmovable pageblock there (a region just emptied of
+ * dentries, or of a driver's buffer), behind the front, ahead of the
+ * claims that place such pageblocks in front.  Page reporting makes the
+ * free blocks it isolates movable the same way.  Blocks freed since the
+ * last pass of the frontier work (every second) are not yet retyped.
+ * Bits and types are read without zone->lock and checked under it, one
+ * block at a time; a region not behind is skipped whole (the front and
+ * the pinned set change per region).  Returns the blocks retyped.
+ */
+static unsigned long retype_free_blocks_behind(struct zone *zone)
+{
+	unsigned long first = zone->zone_start_pfn >> pageblock_order;
+	unsigned long last = min(DIV_ROUND_UP(zone_end_pfn(zone), pageblock_nr_pages),
+				 nr_blocks);
+	unsigned long pb, flags, n = 0, seen = 0;
+
+	for (pb = find_next_bit(free_blocks, last, first); pb < last;
+	     pb = find_next_bit(free_blocks, last, pb + 1)) {
+		unsigned long pfn = pb << pageblock_order;
+		struct page *page = pfn_to_online_page(pfn);
+		int mt, order;
+
+		if (!(++seen & 255))
+			cond_resched();
+		if (!page || page_zone(page) != zone)
+			continue;
+		if (!__regionpm_bias_pfn(pfn)) {
+			/* On to the region's last pageblock. */
+			pb = (regionpm_start_pfn((pfn >> regionpm.shift) + 1) >>
+			      pageblock_order) - 1;
+			continue;
+		}
+		mt = get_pageblock_migratetype(page);
+		if (mt != MIGRATE_UNMOVABLE && mt != MIGRATE_RECLAIMABLE)
+			continue;
+		spin_lock_irqsave(&zone->lock, flags);
+		page = free_block_at(zone, pb, pageblock_order, &order);
+		if (page && __regionpm_bias_pfn(page_to_pfn(page))) {
+			mt = get_pageblock_migratetype(page);
+			if (mt == MIGRATE_UNMOVABLE || mt == MIGRATE_RECLAIMABLE) {
+				regionpm_free_block_movable(zone, page, order);
+				n += 1UL << (order - pageblock_order);
+			}
+		}
+		spin_unlock_irqrestore(&zone->lock, flags);
+	}
+	return n;
+}
+
 /*
  * The frontier of each zone: its pinned regions, then its lowest regions,
  * until they hold everything in use in the zone except page cache, plus
@@ -747,6 +805,9 @@ static void frontier_workfn(struct work_struct *work)
 		WRITE_ONCE(regionpm.frontier_pfn[regionpm_zone_slot(zone)], pfn);
 	}
 	if (READ_ONCE(bias)) {
+		for_each_populated_zone(zone)
+			if (zone_tracked(zone))
+				retyped += retype_free_blocks_behind(zone);
 		if (READ_ONCE(bias_front_blocks))
 			queue_work(system_unbound_wq, &front_work);
 		queue_delayed_work(system_wq, &frontier_work, HZ);

@@ -39,6 +39,8 @@ struct page *__regionpm_lowest_free_block(struct zone *zone,
 					  bool pinned_only);
 struct page *__regionpm_low_block(struct list_head *list);
 struct page *__regionpm_movable_block(struct list_head *list, struct page *page);
+void regionpm_free_block_movable(struct zone *zone, struct page *page,
+				 unsigned int order);
 void regionpm_managed_changed(struct page *page, long count);
 bool regionpm_boot_free_to_head(enum meminit_context context);
 bool regionpm_boot_no_defer(void);
