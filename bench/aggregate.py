@@ -303,6 +303,15 @@ def table(w, size, by_cfg):
     row("sectors read fill/free/hot", lambda r, d: "%d/%d/%d" % (r["phase"]["fill"]["sectors"],
                                                                 r["phase"]["free"]["sectors"],
                                                                 r["phase"]["hot"]["sectors"]))
+    # Where a slower fill lost its time (runs before these counters: "-").
+    row("fill: migrated/keeper/stolen pages", lambda r, d: "%d/%d/%d" % (
+        r["phase"]["fill"]["pgmigrate"], r["phase"]["fill"]["front_moved"],
+        r["phase"]["fill"]["pgsteal"]))
+    row("fill: reclaim/compact stalls, PSI ms", lambda r, d: "%d/%d/%d" % (
+        r["phase"]["fill"]["allocstall"], r["phase"]["fill"]["compact_stall"],
+        r["phase"]["fill"]["psi_some_us"] // 1000))
+    row("fill: daemon CPU s", lambda r, d: None if r.get("clk_tck") is None else
+        "%.2f" % (r["phase"]["fill"]["daemon_ticks"] / r["clk_tck"]))
     row("Cached MiB fill end/end", lambda r, d: "%d/%d" % (r["fill_end"]["cached_kb"] >> 10,
                                                           r["snap"]["end"]["cached_kb"] >> 10))
     row("MemAvailable MiB fill end/end", lambda r, d: "%d/%d" % (r["fill_end"]["mem_available_kb"] >> 10,

@@ -184,14 +184,33 @@ echo fill > "$work/phase"
 sampler_pid=$!
 
 # ---- the workload: fill, free, hot ----------------------------------------
-phase() { # name command...: wall time and sectors read of one phase
+# What a phase cost besides its own work, to tell where a slower phase lost
+# its time: "NAME VALUE" lines of the kernel's migrations (all, and the
+# bias's front keeper), reclaim (pages stolen, direct-reclaim stalls),
+# compaction stalls, PSI some (us) and the daemon's CPU ticks.
+phase_counters() {
+	local keeper=/sys/module/regionpm/parameters/front_moved
+	echo "pgmigrate $(vm pgmigrate_success)"
+	echo "front_moved $(cat "$keeper" 2>/dev/null || echo 0)"
+	echo "pgsteal $(( $(vm pgsteal_kswapd) + $(vm pgsteal_direct) ))"
+	echo "allocstall $(awk '$1 ~ /^allocstall_/ { s += $2 } END { print s + 0 }' /proc/vmstat)"
+	echo "compact_stall $(vm compact_stall)"
+	echo "psi_some_us $(psi_total some)"
+	read -r _ b < <(daemon_cpu)
+	echo "daemon_ticks $([ "$b" = None ] && echo 0 || echo "$b")"
+}
+
+phase() { # name command...: wall time, sectors read and counters of one phase
 	local name=$1 t s
 	shift
 	echo "$name" > "$work/phase"
+	phase_counters > "$work/counters.$name"
 	t=$(uptime_s) s=$(sectors_read)
 	"$@" || log "$name failed"
 	put "phase.$name.secs" "$(since "$t")"
 	put "phase.$name.sectors" $(( $(sectors_read) - s ))
+	phase_counters | awk -v p="phase.$name." 'NR == FNR { v[$1] = $2; next }
+		{ print p $1, $2 - v[$1] }' "$work/counters.$name" - >> "$kv"
 }
 
 phase fill "$wl" fill

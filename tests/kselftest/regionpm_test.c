@@ -3915,15 +3915,25 @@ static bool alloc_test_ready(void)
 	return access(ALLOC_TEST, W_OK) == 0;
 }
 
-/* Pages held and failed by the test interface. */
-static int alloc_test_state(uint64_t *held, uint64_t *failed)
+/*
+ * Pages held and failed by the test interface, and the bad blocks it saw
+ * since boot (@bad may be NULL).
+ */
+static int alloc_test_read(uint64_t *held, uint64_t *failed, uint64_t *bad)
 {
-	char buf[64];
+	uint64_t b;
+	char buf[96];
 
 	if (read_text(ALLOC_TEST, buf, sizeof(buf)) <= 0 ||
-	    sscanf(buf, "held %" SCNu64 " failed %" SCNu64, held, failed) != 2)
+	    sscanf(buf, "held %" SCNu64 " failed %" SCNu64 " bad %" SCNu64,
+		   held, failed, bad ? bad : &b) != 3)
 		return -EIO;
 	return 0;
+}
+
+static int alloc_test_state(uint64_t *held, uint64_t *failed)
+{
+	return alloc_test_read(held, failed, NULL);
 }
 
 /*
@@ -4249,13 +4259,8 @@ TEST_F_TIMEOUT(regionpm, bias_claims_low_pageblocks, 300)
 static int64_t alloc_test_bad(void)
 {
 	uint64_t held, failed, bad;
-	char buf[96];
 
-	if (read_text(ALLOC_TEST, buf, sizeof(buf)) <= 0 ||
-	    sscanf(buf, "held %" SCNu64 " failed %" SCNu64 " bad %" SCNu64,
-		   &held, &failed, &bad) != 3)
-		return -1;
-	return bad;
+	return alloc_test_read(&held, &failed, &bad) ? -1 : (int64_t)bad;
 }
 
 /*
