@@ -41,6 +41,10 @@ hot=${BENCH_HOT_SECS:-125}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 rundir=${BENCH_KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/regionpm-bench.XXXXXX")}
 mkdir -p "$rundir"
+# The guest runs our build output (the judge, the daemon, the workloads'
+# helpers): build it when run directly rather than through make bench,
+# or every snapshot in a fresh clone fails.
+make -s --no-print-directory all >&2 || die "building the daemon and tools failed"
 kernel=$(scripts/kernel-build.sh default) || die "kernel build failed"
 stock_kernel=
 t_start=$(date +%s)

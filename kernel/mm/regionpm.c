@@ -58,6 +58,15 @@ static DEFINE_MUTEX(track_mutex);
 static unsigned long *free_blocks;
 static unsigned long nr_blocks;
 
+/*
+ * A free unmovable or reclaimable block of a pageblock or more entered a
+ * free list since the last retyping pass (see retype_free_blocks_behind()):
+ * without one, and with the frontier where it was, a pass has nothing to
+ * do, and on a large mostly free machine walking every free pageblock
+ * each second would cost milliseconds.
+ */
+static bool retype_wanted;
+
 static inline bool zone_tracked(struct zone *zone)
 {
 	return test_bit(zone_to_nid(zone) * MAX_NR_ZONES + zone_idx(zone),
@@ -336,8 +345,11 @@ bool __regionpm_buddy_add(struct page *page, struct zone *zone,
 	struct regionpm_region *r = regionpm_region(pfn);
 
 	if (r && count_free(r, zone, 1L << order)) {
-		if (order >= pageblock_order && migratetype < MIGRATE_PCPTYPES)
+		if (order >= pageblock_order && migratetype < MIGRATE_PCPTYPES) {
 			note_free_blocks(pfn, order, true);
+			if (migratetype != MIGRATE_MOVABLE && !READ_ONCE(retype_wanted))
+				WRITE_ONCE(retype_wanted, true);
+		}
 		if (unlikely(region_all_free(r)) &&
 		    !test_bit(regionpm_id(r), region_empty))
 			set_bit(regionpm_id(r), region_empty);
@@ -366,9 +378,13 @@ void __regionpm_buddy_del(struct page *page, struct zone *zone,
 void __regionpm_buddy_move(struct page *page, struct zone *zone,
 			   unsigned int order, int migratetype)
 {
-	if (order >= pageblock_order && zone_tracked(zone))
+	if (order >= pageblock_order && zone_tracked(zone)) {
 		note_free_blocks(page_to_pfn(page), order,
 				 migratetype < MIGRATE_PCPTYPES);
+		if ((migratetype == MIGRATE_UNMOVABLE ||
+		     migratetype == MIGRATE_RECLAIMABLE) && !READ_ONCE(retype_wanted))
+			WRITE_ONCE(retype_wanted, true);
+	}
 }
 
 /*
@@ -698,8 +714,10 @@ MODULE_PARM_DESC(retyped, "Free pageblocks behind the front made movable (statis
  * start a new unmovable pageblock there (a region just emptied of
  * dentries, or of a driver's buffer), behind the front, ahead of the
  * claims that place such pageblocks in front.  Page reporting makes the
- * free blocks it isolates movable the same way.  Blocks freed since the
- * last pass of the frontier work (every second) are not yet retyped.
+ * free blocks it isolates movable the same way.  The frontier work (every
+ * second) runs it after such a block was freed (retype_wanted) and every
+ * 16 s for blocks a moved frontier left behind; until then a block keeps
+ * its type.
  * Bits and types are read without zone->lock and checked under it, one
  * block at a time; a region not behind is skipped whole (the front and
  * the pinned set change per region).  Returns the blocks retyped.
@@ -754,6 +772,7 @@ static unsigned long retype_free_blocks_behind(struct zone *zone)
  */
 static void frontier_workfn(struct work_struct *work)
 {
+	static unsigned int passes;
 	int want = READ_ONCE(frontier_param);
 	struct zone *zone;
 
@@ -804,10 +823,18 @@ static void frontier_workfn(struct work_struct *work)
 		}
 		WRITE_ONCE(regionpm.frontier_pfn[regionpm_zone_slot(zone)], pfn);
 	}
-	if (READ_ONCE(bias)) {
+	/*
+	 * Retype when such a block was freed, when the bias is switched on
+	 * (called directly), and every 16th pass for the blocks a moving
+	 * frontier or pinned set left behind.
+	 */
+	if (READ_ONCE(bias) && (!work || READ_ONCE(retype_wanted) || !(++passes & 15))) {
+		WRITE_ONCE(retype_wanted, false);
 		for_each_populated_zone(zone)
 			if (zone_tracked(zone))
 				retyped += retype_free_blocks_behind(zone);
+	}
+	if (READ_ONCE(bias)) {
 		if (READ_ONCE(bias_front_blocks))
 			queue_work(system_unbound_wq, &front_work);
 		queue_delayed_work(system_wq, &frontier_work, HZ);
