@@ -465,7 +465,7 @@ static void start_sample(struct manager *m, struct rpm_region *reg)
 	m->sample_region[slot] = reg->id;
 }
 
-static bool checkpoint_journals(struct manager *m, const struct rpm_region *reg, usec_t_ now);
+static bool checkpoint_journals(struct manager *m, struct rpm_region *reg, usec_t_ now);
 static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
 		    usec_t_ now);
 
@@ -653,7 +653,10 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		 * non-zero.
 		 */
 		stuck = policy_park_stuck(r, res.migrated + res.dropped, region_used_pages(reg));
-		/* Buffers the journals pinned can move after a checkpoint: try again. */
+		/*
+		 * Buffers the journals pinned can move after a checkpoint: try
+		 * again, at once or after the next checkpoint allowed.
+		 */
 		if (stuck && r == -EBUSY && checkpoint_journals(m, reg, now))
 			return;
 		if (stuck || !(backend_caps(m->backend) & RPM_CAP_MIGRATE))
@@ -691,23 +694,33 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 
 /*
  * A park was refused with page cache left in the region that would not
- * move: if CheckpointJournals= allows and the last checkpoint is a minute
- * old, checkpoint every ext4 journal (fs-checkpoint.h says why that frees
- * such pages).  Returns true if at least one journal was checkpointed.
+ * move: if CheckpointJournals= allows, checkpoint every ext4 journal
+ * (fs-checkpoint.h says why that frees such pages), or have the region
+ * wait for the next checkpoint allowed (policy_checkpoint_step() says
+ * when).  Returns true if the region is to be tried again rather than
+ * backed off: a journal was checkpointed, or it waits for that.
  */
-#define CHECKPOINT_MIN_INTERVAL_USEC	(60 * 1000000ULL)
-
-static bool checkpoint_journals(struct manager *m, const struct rpm_region *reg, usec_t_ now)
+static bool checkpoint_journals(struct manager *m, struct rpm_region *reg, usec_t_ now)
 {
 	unsigned failed = 0;
+	usec_t_ until = 0;
 	int n;
 
 	if (!m->config.policy.checkpoint_journals || !reg->detail.valid ||
 	    !(reg->detail.file_clean + reg->detail.file_dirty))
 		return false;
-	if (m->last_checkpoint && now - m->last_checkpoint < CHECKPOINT_MIN_INTERVAL_USEC)
+	switch (policy_checkpoint_step(reg, now, m->last_checkpoint, &until)) {
+	case RPM_CHECKPOINT_NO:
 		return false;
+	case RPM_CHECKPOINT_WAIT:
+		reg->backoff_until = until;
+		reg->last_action = "waits for a journal checkpoint";
+		return true;
+	case RPM_CHECKPOINT_NOW:
+		break;
+	}
 	m->last_checkpoint = now;
+	reg->checkpoint_tries++;
 	n = fs_checkpoint_ext4(m->root, &failed);
 	if (n < 0) {
 		log_info("cannot read the mount table to checkpoint ext4 journals: %s", strerror(-n));

@@ -1544,6 +1544,30 @@ bool policy_park_stuck(int err, uint64_t moved, uint64_t left)
 	return err == -EBUSY && (moved < left || !moved);
 }
 
+/*
+ * The journal pins the metadata buffers of every transaction committed
+ * since its last checkpoint, and a deletion commits within the commit
+ * interval (5 s): a checkpoint right after the first refusal can come
+ * before the transactions that pin the buffers of the next regions.  At
+ * 8 GiB, fileserver's first checkpoint ran 2 s after its deletions; the
+ * regions refused 3 to 5 s later, with about 190 pinned pages each, were
+ * held or backed off until the next checkpoint a minute-long limit
+ * allowed, 102 s after the deletions, with MemFree at the kernel's marks
+ * meanwhile.  Two tries per region bound the checkpoints when something
+ * else pins its pages.
+ */
+enum rpm_checkpoint_step policy_checkpoint_step(const struct rpm_region *r, usec_t_ now,
+						usec_t_ last_checkpoint, usec_t_ *until)
+{
+	if (r->checkpoint_tries >= RPM_CHECKPOINT_TRIES)
+		return RPM_CHECKPOINT_NO;
+	if (last_checkpoint && now < last_checkpoint + RPM_CHECKPOINT_INTERVAL_USEC) {
+		*until = last_checkpoint + RPM_CHECKPOINT_INTERVAL_USEC;
+		return RPM_CHECKPOINT_WAIT;
+	}
+	return RPM_CHECKPOINT_NOW;
+}
+
 void policy_note_scan(struct rpm_region *r)
 {
 	if (region_has_unmovable(r)) {
@@ -1558,6 +1582,7 @@ void policy_note_parked(struct rpm_policy_state *st, struct rpm_region *r,
 			usec_t_ now)
 {
 	r->hold_since = 0;
+	r->checkpoint_tries = 0;
 	st->regions_parked++;
 	r->ours = true;
 	r->last_vacated = now;	/* newest parked is unparked first */

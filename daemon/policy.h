@@ -284,6 +284,23 @@ void policy_note_obstacle(const struct rpm_policy_config *cfg,
  * the back-off, or the region is tried again every pass.
  */
 bool policy_park_stuck(int err, uint64_t moved, uint64_t left);
+
+/*
+ * A park refused because page cache in the region would not move, with
+ * CheckpointJournals= on: checkpoint the ext4 journals now, wait for the
+ * next checkpoint allowed (*@until), or back the region off as stuck.
+ * Checkpoints are at least RPM_CHECKPOINT_INTERVAL_USEC apart; a region
+ * gets at most RPM_CHECKPOINT_TRIES of them before it parks again.
+ */
+#define RPM_CHECKPOINT_INTERVAL_USEC	(10 * 1000000ULL)
+#define RPM_CHECKPOINT_TRIES		2
+enum rpm_checkpoint_step {
+	RPM_CHECKPOINT_NO,	/* back off as stuck */
+	RPM_CHECKPOINT_NOW,	/* checkpoint, then try the region again */
+	RPM_CHECKPOINT_WAIT,	/* try again at *until, then checkpoint */
+};
+enum rpm_checkpoint_step policy_checkpoint_step(const struct rpm_region *r, usec_t_ now,
+						usec_t_ last_checkpoint, usec_t_ *until);
 void policy_note_parked(struct rpm_policy_state *st, struct rpm_region *r,
 			usec_t_ now);
 void policy_note_released(struct rpm_policy_state *st, struct rpm_region *r,

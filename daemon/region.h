@@ -65,6 +65,7 @@ struct rpm_region {
 	unsigned refill_count;		/* ping-pong counter, decays */
 	usec_t_ backoff_until;		/* leave alone until then */
 	uint32_t stuck_count;		/* compactions in a row without progress */
+	uint32_t checkpoint_tries;	/* journal checkpoints for it since it last parked */
 	uint64_t pages_migrated;	/* totals for this region */
 	uint64_t pages_dropped;
 	const char *last_action;	/* static string, for display */

@@ -1061,6 +1061,34 @@ static void test_park_stuck(void **state)
 	assert_false(policy_park_stuck(-ENOMEM, 0, 5000));
 }
 
+/*
+ * Pinned metadata buffers: checkpoint at once, or wait for the next
+ * checkpoint allowed (not the doubling back-off); two tries per region,
+ * counted until it parks.
+ */
+static void test_checkpoint_step(void **state)
+{
+	const usec_t_ s = 1000000;
+	struct rpm_region r = { .id = 7 };
+	struct rpm_policy_state st = { 0 };
+	usec_t_ until = 0;
+
+	(void)state;
+	assert_int_equal(policy_checkpoint_step(&r, 100 * s, 0, &until), RPM_CHECKPOINT_NOW);
+	r.checkpoint_tries = 1;
+	/* fileserver: the next regions refused 3 s after the first checkpoint */
+	assert_int_equal(policy_checkpoint_step(&r, 103 * s, 100 * s, &until), RPM_CHECKPOINT_WAIT);
+	assert_int_equal(until, 100 * s + RPM_CHECKPOINT_INTERVAL_USEC);
+	assert_int_equal(policy_checkpoint_step(&r, until, 100 * s, &until), RPM_CHECKPOINT_NOW);
+	/* Something else pins it: after two checkpoints, back off as stuck. */
+	r.checkpoint_tries = RPM_CHECKPOINT_TRIES;
+	assert_int_equal(policy_checkpoint_step(&r, 500 * s, 100 * s, &until), RPM_CHECKPOINT_NO);
+	/* Parked: the next time it is refused, checkpoints may help again. */
+	policy_note_parked(&st, &r, 600 * s);
+	assert_int_equal(r.checkpoint_tries, 0);
+	assert_int_equal(policy_checkpoint_step(&r, 700 * s, 100 * s, &until), RPM_CHECKPOINT_NOW);
+}
+
 static void test_obstacle_backs_off(void **state)
 {
 	struct world w;
@@ -2073,6 +2101,7 @@ int main(void)
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_obstacle_backs_off),
 		cmocka_unit_test(test_park_stuck),
+		cmocka_unit_test(test_checkpoint_step),
 		cmocka_unit_test(test_headroom_counts_parked),
 	};
 
