@@ -4170,13 +4170,46 @@ static void alloc_test_free_behind(const char *old_bias, const char *old_frontie
 	write_text(FRONTIER_PARAM, old_frontier);
 }
 
-/* @steps allocations of @pages unmovable pages, @ms apart, as slab grows. */
-static int alloc_test_steps(uint64_t pages, uint64_t steps, unsigned int ms)
+/*
+ * Run on node 0's CPUs from now on (this test's process and the children
+ * it forks: the harness runs each test in a process of its own).  With a
+ * fixed frontier, which applies to every zone of every node, only node 0
+ * has a front: on node 1 of a two-node guest the test's anonymous memory
+ * and unmovable pages came from node 1, where everything lies behind it.
+ * Without a node 0 CPU list (no NUMA) nothing changes.
+ */
+static void run_on_node0(void)
+{
+	char buf[256], *p = buf;
+	cpu_set_t set;
+
+	if (read_text("/sys/devices/system/node/node0/cpulist", buf, sizeof(buf)) <= 0)
+		return;
+	CPU_ZERO(&set);
+	while (*p >= '0' && *p <= '9') {
+		long a = strtol(p, &p, 10), b = a;
+
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		for (; a <= b && a < CPU_SETSIZE; a++)
+			CPU_SET(a, &set);
+		if (*p == ',')
+			p++;
+	}
+	if (CPU_COUNT(&set))
+		sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * @steps allocations of @pages unmovable pages, @ms apart, as slab grows;
+ * on node @nid only (-1: any node, the local one first).
+ */
+static int alloc_test_steps(int nid, uint64_t pages, uint64_t steps, unsigned int ms)
 {
 	char cmd[64];
 	int err = 0;
 
-	snprintf(cmd, sizeof(cmd), "any -1 %" PRIu64, pages);
+	snprintf(cmd, sizeof(cmd), "any %d %" PRIu64, nid, pages);
 	for (uint64_t i = 0; !err && i < steps; i++) {
 		err = write_text(ALLOC_TEST, cmd);
 		sleep_ms(ms);
@@ -4215,6 +4248,7 @@ TEST_F_TIMEOUT(regionpm, bias_claims_low_pageblocks, 300)
 	uint32_t f = 0;
 	int err;
 
+	run_on_node0();
 	if (!alloc_test_ready())
 		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
 	ASSERT_LT(0, read_text(BIAS_PARAM, old_bias, sizeof(old_bias)));
@@ -4385,6 +4419,7 @@ TEST_F_TIMEOUT(regionpm, bias_front_keeper, 300)
 	uint64_t bytes, steps;
 	struct rpm_ack ack;
 
+	run_on_node0();
 	if (!alloc_test_ready())
 		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
 	old_blocks = param_get(FRONT_BLOCKS_PARAM);
@@ -4460,7 +4495,7 @@ TEST_F_TIMEOUT(regionpm, bias_front_keeper, 300)
 	want = steps * pb;
 	err = regions_dump(&self->rpm, true, &before, &ack);
 	if (!err)
-		err = alloc_test_steps(pb, steps, 250);
+		err = alloc_test_steps(-1, pb, steps, 250);
 	moved1 = param_get(FRONT_MOVED_PARAM);
 	EXPECT_EQ(0, alloc_test_state(&held, &failed));
 	err = err ? err : regions_dump(&self->rpm, true, &after, &ack);
@@ -4496,7 +4531,8 @@ TEST_F_TIMEOUT(regionpm, bias_front_keeper, 300)
  * lie; the lowest free pageblock in front of the frontier comes only after
  * them.  In a 2 GiB guest the memmap is in the highest region, behind the
  * frontier: unmovable pages must land there (or in another such region)
- * rather than start a region that held none.
+ * rather than start a region that held none.  Per node: node 0's pinned
+ * regions, and pages from node 0 only.
  */
 TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 {
@@ -4516,8 +4552,14 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 	sleep_ms(1500);
 	err = regions_dump(&self->rpm, true, &before, &ack);
 	ASSERT_EQ(0, err) TH_LOG("detail dump: %s \"%s\"", strerror(-err), ack.msg);
+	/*
+	 * Node 0's pinned regions, allocations from node 0: unmovable memory
+	 * is kept together per node (each node has its own frontier), and
+	 * the local node is the test's CPU's (on two nodes, node 1's pinned
+	 * regions were full and its pages went to its own lowest region).
+	 */
 	for (i = 0; i < before.n; i++) {
-		if (!region_has_kernel_pages(&before.r[i]))
+		if (before.r[i].node != 0 || !region_has_kernel_pages(&before.r[i]))
 			continue;
 		npinned++;
 		free_pinned += before.r[i].free;
@@ -4539,7 +4581,7 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 		     free_pinned, npinned);
 	}
 	if (!err)
-		err = alloc_test_steps(pb, steps, 250);
+		err = alloc_test_steps(0, pb, steps, 250);
 	EXPECT_EQ(0, alloc_test_state(&held, &failed));
 	err = err ? err : regions_dump(&self->rpm, true, &after, &ack);
 	alloc_test_free_behind(old_bias, old_frontier);
@@ -4560,7 +4602,7 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 			outside += now - was;
 		}
 	}
-	TH_LOG("%d regions with kernel pages, %" PRIu64 " pages free in them; %" PRIu64
+	TH_LOG("%d regions of node 0 with kernel pages, %" PRIu64 " pages free in them; %" PRIu64
 	       " unmovable pages allocated, %" PRIu64 " landed elsewhere",
 	       npinned, free_pinned, want, outside);
 	/* slack: per-CPU lists, page tables of the test itself */
@@ -4640,6 +4682,7 @@ TEST_F_TIMEOUT(regionpm, bias_retypes_free_blocks_behind_front, 300)
 	struct rpm_region r;
 	struct rpm_ack ack;
 
+	run_on_node0();
 	if (!alloc_test_ready())
 		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
 	ASSERT_LT(0, max) TH_LOG("no largest order in /proc/buddyinfo");
