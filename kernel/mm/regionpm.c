@@ -254,7 +254,7 @@ static unsigned long *alloc_pending;
 static unsigned long *region_empty;
 static unsigned long events_armed;
 
-static bool region_all_free(struct regionpm_region *r)
+static __always_inline bool region_all_free(struct regionpm_region *r)
 {
 	return regionpm_region_free(r) >= atomic_long_read(&r->managed);
 }
@@ -302,7 +302,7 @@ static void note_first_alloc(unsigned long id)
  * the zone's lock, which the hooks hold.  Returns false if @zone is not
  * counted (yet).
  */
-static inline bool count_free(struct regionpm_region *r, struct zone *zone, long n)
+static __always_inline bool count_free(struct regionpm_region *r, struct zone *zone, long n)
 {
 	int i;
 
@@ -341,7 +341,7 @@ static inline void note_free_blocks(unsigned long pfn, unsigned int order, bool 
 bool __regionpm_buddy_add(struct page *page, struct zone *zone,
 			  unsigned int order, int migratetype, bool tail)
 {
-	unsigned long pfn = page_to_pfn(page);
+	unsigned long pfn = page_to_pfn(page), id = pfn >> regionpm.shift;
 	struct regionpm_region *r = regionpm_region(pfn);
 
 	if (r && count_free(r, zone, 1L << order)) {
@@ -350,9 +350,8 @@ bool __regionpm_buddy_add(struct page *page, struct zone *zone,
 			if (migratetype != MIGRATE_MOVABLE && !READ_ONCE(retype_wanted))
 				WRITE_ONCE(retype_wanted, true);
 		}
-		if (unlikely(region_all_free(r)) &&
-		    !test_bit(regionpm_id(r), region_empty))
-			set_bit(regionpm_id(r), region_empty);
+		if (unlikely(region_all_free(r)) && !test_bit(id, region_empty))
+			set_bit(id, region_empty);
 	}
 	return tail || (migratetype != MIGRATE_MOVABLE && regionpm_bias_pfn(pfn));
 }
@@ -360,15 +359,13 @@ bool __regionpm_buddy_add(struct page *page, struct zone *zone,
 void __regionpm_buddy_del(struct page *page, struct zone *zone,
 			  unsigned int order)
 {
-	unsigned long pfn = page_to_pfn(page);
+	unsigned long pfn = page_to_pfn(page), id = pfn >> regionpm.shift;
 	struct regionpm_region *r = regionpm_region(pfn);
-	unsigned long id;
 
 	if (!r || !count_free(r, zone, -(1L << order)))
 		return;
 	if (order >= pageblock_order)
 		note_free_blocks(pfn, order, false);
-	id = regionpm_id(r);
 	if (unlikely(test_bit(id, region_empty)) && test_and_clear_bit(id, region_empty) &&
 	    READ_ONCE(r->state) == REGIONPM_REGION_STATE_ACTIVE)
 		note_first_alloc(id);

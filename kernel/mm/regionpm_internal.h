@@ -67,14 +67,19 @@ static inline unsigned long regionpm_start_pfn(unsigned long id)
 	return id << regionpm.shift;
 }
 
-static inline struct regionpm_region *regionpm_region(unsigned long pfn)
+/*
+ * The helpers the free-list hooks use are always inlined: a kernel built
+ * for size (-Os) made each of them a call, three or four per hook, on the
+ * allocator's hot path.
+ */
+static __always_inline struct regionpm_region *regionpm_region(unsigned long pfn)
 {
 	unsigned long id = pfn >> regionpm.shift;
 
 	return id < regionpm.nr ? &regionpm.regions[id] : NULL;
 }
 
-static inline unsigned long regionpm_id(struct regionpm_region *r)
+static __always_inline unsigned long regionpm_id(struct regionpm_region *r)
 {
 	return r - regionpm.regions;
 }
@@ -86,7 +91,7 @@ static inline unsigned int regionpm_zone_slot(struct zone *zone)
 }
 
 /* Pages on the buddy free lists; racy sum of counters kept under zone locks. */
-static inline long regionpm_region_free(struct regionpm_region *r)
+static __always_inline long regionpm_region_free(struct regionpm_region *r)
 {
 	long free = atomic_long_read(&r->free_other);
 	int i;
