@@ -13,6 +13,7 @@
  *   echo halve > /sys/kernel/debug/regionpm/alloc
  *   cat /sys/kernel/debug/regionpm/alloc     -> "held N failed M bad B"
  *   echo free > /sys/kernel/debug/regionpm/alloc
+ *   echo drain > /sys/kernel/debug/regionpm/alloc
  *
  * A write asks for that many order-0 pages (GFP_KERNEL, __GFP_RETRY_MAYFAIL
  * so a failure is reported instead of killing a task, plus __GFP_DMA32 or
@@ -28,7 +29,10 @@
  * frees the upper half of every block held, which leaves free blocks of
  * half the size next to allocated ones: the shape in which a claim for a
  * larger block must not take a smaller one (the bias's lowest free
- * pageblock search once did).
+ * pageblock search once did).  "drain" empties every CPU's per-CPU free
+ * lists into the buddy allocator: pages freed there are free, but a region
+ * breakdown (like /proc/kpageflags) shows them as kernel pages until then,
+ * and a test that asks which regions hold kernel pages must not count them.
  */
 #define pr_fmt(fmt) "regionpm-alloc-test: " fmt
 
@@ -229,6 +233,9 @@ static ssize_t alloc_write(struct file *file, const char __user *ubuf,
 		ret = 0;
 	} else if (sysfs_streq(buf, "halve")) {
 		halve_blocks();
+		ret = 0;
+	} else if (sysfs_streq(buf, "drain")) {
+		drain_all_pages(NULL);
 		ret = 0;
 	} else if (sscanf(buf, "block %u %lu", &order, &nr) == 2) {
 		ret = alloc_blocks(order, nr);

@@ -4126,6 +4126,13 @@ TEST_F_TIMEOUT(regionpm, pressure_thisnode_gets_parked_back, 900)
  * Does @r hold pages that keep it from being emptied (other tests' pages
  * of the test interface count: their unmovable pageblocks pin it too)?
  */
+/* Does @r hold reserved, slab or page-table pages (not only other kernel pages)? */
+static bool region_has_pinning_pages(const struct rpm_region *r)
+{
+	return r->detail[REGIONPM_A_DETAIL_RESERVED] || r->detail[REGIONPM_A_DETAIL_SLAB] ||
+	       r->detail[REGIONPM_A_DETAIL_PAGE_TABLE];
+}
+
 static bool region_has_kernel_pages(const struct rpm_region *r)
 {
 	return r->detail[REGIONPM_A_DETAIL_RESERVED] || r->detail[REGIONPM_A_DETAIL_SLAB] ||
@@ -4534,12 +4541,43 @@ TEST_F_TIMEOUT(regionpm, bias_front_keeper, 300)
  * rather than start a region that held none.  Per node: node 0's pinned
  * regions, and pages from node 0 only.
  */
+/*
+ * What a failing placement test needs to be explained: per region of
+ * node @nid, whether it held kernel pages before, and its free, slab,
+ * page-table, other kernel, anonymous and file pages before -> after.
+ */
+static void log_node_regions(struct __test_metadata *_metadata, const struct regions *before,
+			     const struct regions *after, uint32_t nid)
+{
+	int i;
+
+	for (i = 0; i < after->n; i++) {
+		const struct rpm_region *a = &after->r[i], *b = region_find(before, a->id);
+		const uint64_t *d = a->detail, *e;
+
+		if (a->node != nid || !b)
+			continue;
+		e = b->detail;
+		TH_LOG("region %u%s: free %" PRIu64 " -> %" PRIu64 ", slab %" PRIu64 " -> %"
+		       PRIu64 ", page tables %" PRIu64 " -> %" PRIu64 ", other kernel %" PRIu64
+		       " -> %" PRIu64 ", anon %" PRIu64 " -> %" PRIu64 ", file %" PRIu64 " -> %"
+		       PRIu64, a->id, region_has_kernel_pages(b) ? " (kernel pages)" : "",
+		       b->free, a->free, e[REGIONPM_A_DETAIL_SLAB], d[REGIONPM_A_DETAIL_SLAB],
+		       e[REGIONPM_A_DETAIL_PAGE_TABLE], d[REGIONPM_A_DETAIL_PAGE_TABLE],
+		       e[REGIONPM_A_DETAIL_KERNEL_OTHER], d[REGIONPM_A_DETAIL_KERNEL_OTHER],
+		       e[REGIONPM_A_DETAIL_ANON], d[REGIONPM_A_DETAIL_ANON],
+		       e[REGIONPM_A_DETAIL_FILE_CLEAN] + e[REGIONPM_A_DETAIL_FILE_DIRTY],
+		       d[REGIONPM_A_DETAIL_FILE_CLEAN] + d[REGIONPM_A_DETAIL_FILE_DIRTY]);
+	}
+}
+
 TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 {
 	uint64_t pb = read_pageblock_pages(), free_pinned = 0, want, held = 0, failed = 0;
 	uint64_t outside = 0, steps;
 	char old_bias[16] = "", old_frontier[16] = "";
 	struct regions before = { 0 }, after = { 0 };
+	int64_t moved0;
 	struct rpm_ack ack;
 	int i, err, npinned = 0;
 
@@ -4550,6 +4588,17 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 	ASSERT_EQ(0, write_text(FRONTIER_PARAM, "-1"));
 	ASSERT_EQ(0, write_text(BIAS_PARAM, "1"));
 	sleep_ms(1500);
+	/*
+	 * Pinned as the kernel counts it: regions with reserved, slab or
+	 * page-table pages (their pageblocks are unmovable or unmanaged).  Not
+	 * "other kernel" pages alone: pages on per-CPU free lists look like
+	 * that in the breakdown (after the keeper test's hogs exited, a
+	 * pageblock of them sat in each of two regions the kernel rightly did
+	 * not count as pinned, and their 58,873 free pages were asked for in
+	 * vain), and a few pages in flight in a movable pageblock (8 pages in
+	 * an otherwise free region, after the drain) pin nothing either.
+	 */
+	ASSERT_EQ(0, write_text(ALLOC_TEST, "drain"));
 	err = regions_dump(&self->rpm, true, &before, &ack);
 	ASSERT_EQ(0, err) TH_LOG("detail dump: %s \"%s\"", strerror(-err), ack.msg);
 	/*
@@ -4559,7 +4608,7 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 	 * regions were full and its pages went to its own lowest region).
 	 */
 	for (i = 0; i < before.n; i++) {
-		if (before.r[i].node != 0 || !region_has_kernel_pages(&before.r[i]))
+		if (before.r[i].node != 0 || !region_has_pinning_pages(&before.r[i]))
 			continue;
 		npinned++;
 		free_pinned += before.r[i].free;
@@ -4580,6 +4629,7 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 		SKIP(return, "only %" PRIu64 " pages free in %d regions with kernel pages",
 		     free_pinned, npinned);
 	}
+	moved0 = param_get(FRONT_MOVED_PARAM);
 	if (!err)
 		err = alloc_test_steps(0, pb, steps, 250);
 	EXPECT_EQ(0, alloc_test_state(&held, &failed));
@@ -4602,11 +4652,15 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 			outside += now - was;
 		}
 	}
-	TH_LOG("%d regions of node 0 with kernel pages, %" PRIu64 " pages free in them; %" PRIu64
-	       " unmovable pages allocated, %" PRIu64 " landed elsewhere",
-	       npinned, free_pinned, want, outside);
+	TH_LOG("%d regions of node 0 with reserved, slab or page-table pages, %" PRIu64
+	       " pages free in them; %" PRIu64 " unmovable pages allocated, %" PRIu64
+	       " landed elsewhere; the keeper moved %" PRId64 " pages",
+	       npinned, free_pinned, want, outside,
+	       param_get(FRONT_MOVED_PARAM) - moved0);
 	/* slack: per-CPU lists, page tables of the test itself */
 	EXPECT_GE(want / 8, outside);
+	if (outside > want / 8)
+		log_node_regions(_metadata, &before, &after, 0);
 	regions_free(&before);
 	regions_free(&after);
 }
