@@ -7,9 +7,10 @@
 # times, so that a noisy spell of the shared host hits all of them alike.
 # The guest's clock counts instructions by default (QEMU -icount shift=0:
 # one virtual ns per guest instruction), so the figures are the guest
-# instructions each page costs and repeat to 0.1 % whatever else the host
-# runs; wall-clock time under TCG on a shared host varied by 12-40 % and
-# could not resolve the 1-2 % targets.  Instructions are not cycles: cache
+# instructions each page costs, whatever else the host runs (a
+# configuration's runs agree within 1 %, boot to boot); wall-clock time
+# under TCG on a shared host varied by 12-40 % and could not resolve the
+# 1-2 % targets.  Instructions are not cycles: cache
 # misses, memory latency and real lock contention are not modelled (QEMU
 # runs the vCPUs round robin under icount), so this is the cost of the code
 # the series adds, not a hardware measurement.
@@ -21,7 +22,7 @@
 #   BENCH_ALLOC_CONFIGS="stock off idle tracking bias"  (stock: KERNEL_VARIANT=stock build)
 #   BENCH_ALLOC_REPEAT=3   turns per configuration
 #   BENCH_ALLOC_MIB=128 BENCH_ALLOC_ROUNDS=10   per guest run (about a minute under TCG)
-#   BENCH_ALLOC_ICOUNT=0   icount shift; empty for wall-clock time (KVM, bare metal)
+#   BENCH_ALLOC_ICOUNT=0   icount shift; empty: wall-clock time (still TCG)
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 cd "$REGIONPM_TOP"

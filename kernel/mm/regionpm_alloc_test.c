@@ -235,7 +235,11 @@ static ssize_t alloc_write(struct file *file, const char __user *ubuf,
 		halve_blocks();
 		ret = 0;
 	} else if (sysfs_streq(buf, "drain")) {
-		drain_all_pages(NULL);
+		struct zone *zone;
+
+		/* Per zone: drain_all_pages(NULL) skips if a drain is running. */
+		for_each_populated_zone(zone)
+			drain_all_pages(zone);
 		ret = 0;
 	} else if (sscanf(buf, "block %u %lu", &order, &nr) == 2) {
 		ret = alloc_blocks(order, nr);

@@ -4121,18 +4121,21 @@ TEST_F_TIMEOUT(regionpm, pressure_thisnode_gets_parked_back, 900)
 #define BIAS_PARAM	"/sys/module/regionpm/parameters/bias"
 #define FRONTIER_PARAM	"/sys/module/regionpm/parameters/frontier"
 
-/* Kernel pages (not slab, not page tables) in regions at or above @f. */
 /*
- * Does @r hold pages that keep it from being emptied (other tests' pages
- * of the test interface count: their unmovable pageblocks pin it too)?
+ * Does @r hold reserved, slab or page-table pages, as the kernel's pinned
+ * regions do (not only other kernel pages, which may be free pages on
+ * per-CPU lists)?
  */
-/* Does @r hold reserved, slab or page-table pages (not only other kernel pages)? */
 static bool region_has_pinning_pages(const struct rpm_region *r)
 {
 	return r->detail[REGIONPM_A_DETAIL_RESERVED] || r->detail[REGIONPM_A_DETAIL_SLAB] ||
 	       r->detail[REGIONPM_A_DETAIL_PAGE_TABLE];
 }
 
+/*
+ * Does @r hold pages that keep it from being emptied (other tests' pages
+ * of the test interface count: their unmovable pageblocks pin it too)?
+ */
 static bool region_has_kernel_pages(const struct rpm_region *r)
 {
 	return r->detail[REGIONPM_A_DETAIL_RESERVED] || r->detail[REGIONPM_A_DETAIL_SLAB] ||
@@ -4532,16 +4535,6 @@ TEST_F_TIMEOUT(regionpm, bias_front_keeper, 300)
 }
 
 /*
- * Issue 10: with the automatic frontier, regions that can never be emptied
- * anyway -- those holding reserved pages (the memmap, the kernel) or
- * unmovable pageblocks -- take new unmovable memory first, wherever they
- * lie; the lowest free pageblock in front of the frontier comes only after
- * them.  In a 2 GiB guest the memmap is in the highest region, behind the
- * frontier: unmovable pages must land there (or in another such region)
- * rather than start a region that held none.  Per node: node 0's pinned
- * regions, and pages from node 0 only.
- */
-/*
  * What a failing placement test needs to be explained: per region of
  * node @nid, whether it held kernel pages before, and its free, slab,
  * page-table, other kernel, anonymous and file pages before -> after.
@@ -4571,13 +4564,23 @@ static void log_node_regions(struct __test_metadata *_metadata, const struct reg
 	}
 }
 
+/*
+ * Issue 10: with the automatic frontier, regions that can never be emptied
+ * anyway -- those holding reserved pages (the memmap, the kernel) or
+ * unmovable pageblocks -- take new unmovable memory first, wherever they
+ * lie; the lowest free pageblock in front of the frontier comes only after
+ * them.  In a 2 GiB guest the memmap is in the highest region, behind the
+ * frontier: unmovable pages must land there (or in another such region)
+ * rather than start a region that held none.  Per node: node 0's pinned
+ * regions, and pages from node 0 only.
+ */
 TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 {
 	uint64_t pb = read_pageblock_pages(), free_pinned = 0, want, held = 0, failed = 0;
 	uint64_t outside = 0, steps;
 	char old_bias[16] = "", old_frontier[16] = "";
 	struct regions before = { 0 }, after = { 0 };
-	int64_t moved0;
+	int64_t moved0, moved;
 	struct rpm_ack ack;
 	int i, err, npinned = 0;
 
@@ -4626,12 +4629,13 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 		write_text(BIAS_PARAM, old_bias);
 		write_text(FRONTIER_PARAM, old_frontier);
 		regions_free(&before);
-		SKIP(return, "only %" PRIu64 " pages free in %d regions with kernel pages",
-		     free_pinned, npinned);
+		SKIP(return, "only %" PRIu64 " pages free in %d regions with reserved, slab or "
+		     "page-table pages", free_pinned, npinned);
 	}
 	moved0 = param_get(FRONT_MOVED_PARAM);
 	if (!err)
 		err = alloc_test_steps(0, pb, steps, 250);
+	moved = param_get(FRONT_MOVED_PARAM) - moved0;
 	EXPECT_EQ(0, alloc_test_state(&held, &failed));
 	err = err ? err : regions_dump(&self->rpm, true, &after, &ack);
 	alloc_test_free_behind(old_bias, old_frontier);
@@ -4643,7 +4647,7 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 		const struct rpm_region *b = region_find(&before, after.r[i].id);
 		uint64_t was, now = after.r[i].detail[REGIONPM_A_DETAIL_KERNEL_OTHER];
 
-		if (!b || region_has_kernel_pages(b))
+		if (!b || region_has_pinning_pages(b))
 			continue;
 		was = b->detail[REGIONPM_A_DETAIL_KERNEL_OTHER];
 		if (now > was) {
@@ -4655,8 +4659,7 @@ TEST_F_TIMEOUT(regionpm, bias_fills_pinned_regions_first, 300)
 	TH_LOG("%d regions of node 0 with reserved, slab or page-table pages, %" PRIu64
 	       " pages free in them; %" PRIu64 " unmovable pages allocated, %" PRIu64
 	       " landed elsewhere; the keeper moved %" PRId64 " pages",
-	       npinned, free_pinned, want, outside,
-	       param_get(FRONT_MOVED_PARAM) - moved0);
+	       npinned, free_pinned, want, outside, moved);
 	/* slack: per-CPU lists, page tables of the test itself */
 	EXPECT_GE(want / 8, outside);
 	if (outside > want / 8)

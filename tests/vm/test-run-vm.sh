@@ -18,9 +18,10 @@ tap_check "command's exit status 0 comes back" expect_rc 0 -- true
 tap_check "command's exit status 7 comes back" expect_rc 7 -- sh -c 'exit 7'
 tap_check "a hung guest is killed at the timeout (124)" expect_rc 124 --timeout 25 -- sleep 600
 # --icount: guest time is instructions, so an idle guest's clock jumps
-# ahead: two minutes of sleep end well before a 90 s host timeout.
+# ahead: twenty minutes of sleep end well before a 4-minute host timeout
+# (without --icount the guest would be killed at it: 124).
 tap_check "--icount: an idle guest's clock runs ahead of the host's" expect_rc 0 \
-	--icount 0 --timeout 90 -- sleep 120
+	--icount 0 --timeout 240 -- sleep 1200
 icount_refuses() {
 	local out
 	out=$("$here/run-vm" --icount "$1" -- true 2>&1)
@@ -28,6 +29,13 @@ icount_refuses() {
 }
 tap_check "--icount refuses a shift that is not 0 to 10" icount_refuses 11
 tap_check "--icount refuses a shift that is not a number" icount_refuses x
+tap_check "--icount refuses a leading zero (QEMU reads octal)" icount_refuses 010
+kvm_icount_refused() {
+	local out
+	out=$("$here/run-vm" --kvm --icount 0 -- true 2>&1)
+	[ $? = 1 ] && grep -q -- "--icount needs TCG" <<<"$out" || { echo "$out"; return 1; }
+}
+tap_check "--icount refuses --kvm" kvm_icount_refused
 tap_check "a panicking guest fails (125), it does not hang" expect_rc 125 --timeout 120 -- \
 	sh -c 'echo c > /proc/sysrq-trigger; sleep 60'
 
