@@ -1120,17 +1120,9 @@ static void hold_targets(struct pass *p)
 		}
 		if (waiting || r->state != RPM_REGION_ACTIVE || p->sys->now < r->backoff_until)
 			continue;
-		/*
-		 * Hold only what vacate() will empty: what can be parked then.
-		 * A target whose breakdown is not fresh is held too, its pages
-		 * in use counted as what moves: left open until its scan, it
-		 * took the pages moved out of the targets held beside it and
-		 * they moved again (fragment at 2 GiB: regions 8 and 12 waited
-		 * a pass for their scans while 1, 3 and 14 were emptied).  A
-		 * scan that shows it pinned ends the hold.
-		 */
+		/* Hold only what vacate() will empty: what can be parked then. */
 		classify(p, r, &pl);
-		if (pl.klass != K_MOVABLE || !parkable_once_empty(p, r, &pl))
+		if (pl.klass != K_MOVABLE || pl.need_scan || !parkable_once_empty(p, r, &pl))
 			continue;
 		/*
 		 * Its moves, and those of the targets held before it, must fit

@@ -1959,28 +1959,6 @@ static void test_pinned_rescan_backoff(void **state)
 	assert_int_equal(w.r[1].pinned_scans, 0);
 }
 
-/*
- * A target whose breakdown is stale is held with the others, before its
- * scan: left open, it took the pages moved out of the targets beside it.
- */
-static void test_hold_stale_target(void **state)
-{
-	struct world w;
-
-	(void)state;
-	world_init(&w);
-	set_used(&w, 6, 12000, 0);
-	set_used(&w, 7, 8000, 0);
-	w.r[6].detail.when = T0 - 3600 * SEC;	/* an hour old */
-	w.sys.can_hold = true;
-	w.sys.hold_timeout = 60 * SEC;
-	decide(&w);
-	assert_true(has(&w, RPM_ACT_SCAN, 6));
-	assert_true(has(&w, RPM_ACT_HOLD, 6));
-	assert_true(has(&w, RPM_ACT_HOLD, 7));
-	assert_false(works(&w, 6));
-}
-
 /* With holds, targets are held before they are worked on; kept ones let go. */
 static void test_holds(void **state)
 {
@@ -2162,7 +2140,6 @@ int main(void)
 		cmocka_unit_test(test_reserved_region_not_spare),
 		cmocka_unit_test(test_shrink_ends_growth_hold),
 		cmocka_unit_test(test_settle_before_moving),
-		cmocka_unit_test(test_hold_stale_target),
 		cmocka_unit_test(test_growth_unparks_ahead),
 		cmocka_unit_test(test_reclaim_after_our_moves),
 		cmocka_unit_test(test_cache_growth_defers_parking),
