@@ -548,39 +548,6 @@ static bool use_growing(struct pass *p)
 }
 
 /*
- * Memory in use falls by more than a quarter region from one pass to the
- * next (the workload frees: files deleted, processes exit or shrink): the
- * keep set is still shrinking, so moving pages now moves them into
- * regions a later pass will empty too.  On fragment at 2 GiB the daemon
- * emptied targets in rounds during the frees (11, 10, 6, 3; then 13 and
- * 7, which had taken the first round's pages): 61,107 pages moved for
- * 39,936 resident in the regions it emptied.  Parks of empty regions and
- * holds go on; only the moves wait, and for RPM_POLICY_SETTLE_MAX_SEC at
- * most, so that a workload that keeps freeing and allocating is still
- * consolidated.  Our own drops are not the workload's frees.
- */
-static bool use_settling(struct pass *p)
-{
-	struct rpm_policy_state *st = p->st;
-	const struct rpm_system *sys = p->sys;
-	uint64_t use, ours, prev = st->settle_prev;
-
-	if (!sys->vmstat_valid)
-		return false;
-	use = sys->file_pages + sys->anon_pages;
-	ours = st->total_dropped - st->settle_prev_dropped;
-	st->settle_prev = use;
-	st->settle_prev_dropped = st->total_dropped;
-	if (!prev || use + ours + p->region_pages / 4 >= prev) {
-		st->settle_since = 0;
-		return false;
-	}
-	if (!st->settle_since)
-		st->settle_since = sys->now;
-	return sys->now - st->settle_since < sec_to_usec(RPM_POLICY_SETTLE_MAX_SEC);
-}
-
-/*
  * The free memory to keep while memory in use grows: two regions, or
  * what it grows in RPM_POLICY_GROW_LEAD_SEC at the fastest rate seen in
  * this growth if that is more (at most half of memory).  Two regions last a slow fill many
@@ -1246,11 +1213,7 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 	return true;
 }
 
-/*
- * Empty the targets, cheapest first; with !@move (memory in use still
- * falls) only prepare them: scans and idle samples, no pages moved.
- */
-static void vacate(struct pass *p, bool move)
+static void vacate(struct pass *p)
 {
 	struct pick top[RPM_POLICY_TOPK];
 	size_t n = top_targets(p, top);
@@ -1264,10 +1227,6 @@ static void vacate(struct pass *p, bool move)
 			if (p->prep < RPM_POLICY_MAX_PREP &&
 			    emit(p, RPM_ACT_SCAN, r->id, 0, 0, "no fresh page breakdown"))
 				p->prep++;
-			continue;
-		}
-		if (!move) {
-			p->waiting = true;	/* the moves come when memory settles */
 			continue;
 		}
 		if (broke)
@@ -1393,7 +1352,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	/* The kernel took a parked region back: it unparks what it needs. */
 	bool pressure = psi || st->pressure_pending;
 	uint64_t shortfall, room, evicted, floor;
-	bool growing, settling;
+	bool growing;
 
 	p.park_limit = p.headroom + pct_of(all, cfg->hysteresis_percent);
 	for (size_t i = 0; i < n_regions; i++) {
@@ -1447,7 +1406,6 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	}
 	room = cache_reserve(&p);
 	growing = use_growing(&p);
-	settling = use_settling(&p);
 	st->low_free_pages = low_mark(&p);	/* with the rate just seen */
 	/*
 	 * Memory in use grows into what is free: give a region back before
@@ -1497,7 +1455,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	if (cfg->park)
 		hold_targets(&p);
 	p.absorb = p.avail > p.headroom ? p.avail - p.headroom : 0;
-	vacate(&p, !settling);
+	vacate(&p);
 	/*
 	 * Nothing to do but watch: every region is where the plan wants it, or
 	 * what is left cannot be done now (no room to move it, backing off)

@@ -154,7 +154,6 @@ struct rpm_action {
 #define RPM_POLICY_MOVE_CREDIT_SEC	10	/* reclaim this soon after our moves is theirs */
 #define RPM_POLICY_GROW_FREE_REGIONS	2	/* growing cache: keep this many regions free */
 #define RPM_POLICY_GROW_LEAD_SEC	8	/* ... or what it grows in this long, if more */
-#define RPM_POLICY_SETTLE_MAX_SEC	10	/* memory in use falls: no moves for this long at most */
 
 /* The policy's memory between passes. */
 struct rpm_policy_state {
@@ -205,14 +204,6 @@ struct rpm_policy_state {
 	uint64_t grow_rate;		/* pages/s, the fastest of this growth */
 	uint64_t grow_top;		/* the most anonymous memory in this growth */
 	uint64_t grow_top_steal;	/* pgsteal when it was reached */
-	/*
-	 * Memory in use falls (use_settling()): file + anon pages at the
-	 * previous pass, less our own drops, and since when it has fallen
-	 * pass after pass (0: it does not).
-	 */
-	uint64_t settle_prev;
-	uint64_t settle_prev_dropped;
-	usec_t_ settle_since;
 	/* The last plan, for status and metrics. */
 	struct rpm_plan_summary {
 		unsigned keep, targets, pinned, spare, parked;

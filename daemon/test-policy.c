@@ -1512,70 +1512,11 @@ static void test_shrink_ends_growth_hold(void **state)
 		if (c == 0) {
 			assert_int_equal(w.st.grow_rate, 0);
 			assert_true(count_parks(&w) > 0);
-			/* Memory in use fell: the moves wait for it to settle. */
-			assert_false(works(&w, 7));
-			w.sys.now += SEC;
-			decide(&w);
 			assert_true(works(&w, 7));
 		} else {
 			assert_true(w.st.grow_rate > 0);
 			assert_int_equal(count_parks(&w), 0);
 		}
-	}
-}
-
-/*
- * Memory in use falls pass after pass (the workload frees): empty regions
- * are parked at once, but no pages move until it stops falling -- the
- * keep set is still shrinking, and pages moved now would land in regions
- * a later pass empties -- or until RPM_POLICY_SETTLE_MAX_SEC have passed;
- * the daemon's own drops are not the workload's frees.
- */
-static void test_settle_before_moving(void **state)
-{
-	struct world w;
-
-	(void)state;
-	for (int c = 0; c < 3; c++) {
-		world_init(&w);
-		set_used(&w, 7, 18000, 0);
-		w.sys.vmstat_valid = true;
-		w.sys.anon_pages = 4 * RP;
-		decide(&w);		/* the first reading: nothing to compare */
-		assert_true(works(&w, 7));
-		world_init(&w);
-		set_used(&w, 7, 18000, 0);
-		w.sys.vmstat_valid = true;
-		w.sys.anon_pages = 4 * RP;
-		w.st.settle_prev = 4 * RP;
-		w.sys.anon_pages -= RP / 2;	/* half a region freed since */
-		if (c == 2)
-			w.st.total_dropped = RP / 2;	/* ... by our own drops */
-		decide(&w);
-		if (c == 2) {
-			assert_true(works(&w, 7));
-			continue;
-		}
-		assert_true(count_parks(&w) > 0);
-		assert_false(works(&w, 7));
-		if (c == 0) {
-			/* It stops falling: the moves start. */
-			w.sys.now += SEC;
-			decide(&w);
-			assert_true(works(&w, 7));
-			continue;
-		}
-		/* It keeps falling: the moves start after the longest wait. */
-		for (int t = 1; t < RPM_POLICY_SETTLE_MAX_SEC; t++) {
-			w.sys.now += SEC;
-			w.sys.anon_pages -= RP / 4 + 1;
-			decide(&w);
-			assert_false(works(&w, 7));
-		}
-		w.sys.now += SEC;
-		w.sys.anon_pages -= RP / 4 + 1;
-		decide(&w);
-		assert_true(works(&w, 7));
 	}
 }
 
@@ -2139,7 +2080,6 @@ int main(void)
 		cmocka_unit_test(test_headroom_pause_ends_on_free),
 		cmocka_unit_test(test_reserved_region_not_spare),
 		cmocka_unit_test(test_shrink_ends_growth_hold),
-		cmocka_unit_test(test_settle_before_moving),
 		cmocka_unit_test(test_growth_unparks_ahead),
 		cmocka_unit_test(test_reclaim_after_our_moves),
 		cmocka_unit_test(test_cache_growth_defers_parking),
