@@ -11,6 +11,10 @@ are computed here from the judge's per-region snapshots (kpageflags-regions
 -j), taken at the end of the frees and 30, 60 and 120 s after them:
 
   simple bound  regions - ceil(used pages / region pages)
+  kept bound    the simple bound with the free pages the kernel keeps (per
+                zone its high watermark plus largest lowmem reserve, from
+                /proc/zoneinfo at the snapshot) counted as used: no packing
+                fills them without kswapd evicting cache to restore them
   strict bound  regions holding slab, page-table or reserved pages are kept
                 as they are, the used pages of all other regions are packed:
                 regions - kept - ceil(their used pages / region pages)
@@ -170,6 +174,12 @@ def derive(r, stock):
         b = bounds(s["regions"], rb)
         b["ratio_strict"] = round(b["empty"] / b["strict"], 3) if b["strict"] else None
         b["ratio_simple"] = round(b["empty"] / b["simple"], 3) if b["simple"] else None
+        # The judge's bound-kept: the simple bound with the free pages the
+        # kernel keeps (its watermarks and lowmem reserves) counted as used;
+        # in runs from before the bench passed them it equals bound-simple.
+        k = (s.get("judge") or {}).get("bound_kept")
+        b["kept"] = k
+        b["ratio_kept"] = round(b["empty"] / k, 3) if k else None
         d["marks"][m] = b
     # held: the lowest empty/strict from +60 s to the end (summary samples
     # and snapshots)
@@ -287,6 +297,8 @@ def table(w, size, by_cfg):
     row("simple bound +30/+60/+120", at3("simple"))
     row("empty/strict +30/+60/+120", at3("ratio_strict"))
     row("empty/simple +30/+60/+120", at3("ratio_simple"))
+    row("kept bound (reserve free) +30/+60/+120", at3("kept"))
+    row("empty/kept +30/+60/+120", at3("ratio_kept"))
     row("empty/strict lowest from +60 (>=0.95)", lambda r, d: fmt_num(d["held_min_ratio"]))
     row("pages moved after frees (a)", lambda r, d: "%d%s" % (d["moved_after_free"],
                                                               "" if d["moved_source"] == "daemon" else "v"))

@@ -152,9 +152,23 @@ daemon_cpu() {
 	fi
 }
 
+# The free pages the kernel keeps (calculate_totalreserve_pages(): per
+# zone the high watermark without its boost plus the largest lowmem
+# reserve, at most the zone).  No packing fills them without kswapd
+# evicting cache to restore them, and with ZONE_MOVABLE they are per zone:
+# the judge's bound-kept counts them as in use, bound-simple does not.
+kernel_reserve() {
+	awk 'function end_zone() { k = high - boost + prot; s += k < managed ? k : managed }
+	     /^Node/ { if (z) end_zone(); z = 1; high = boost = prot = managed = 0 }
+	     $1 == "high" { high = $2 } $1 == "boost" { boost = $2 }
+	     $1 == "managed" { managed = $2 }
+	     $1 == "protection:" { gsub(/[(),]/, " "); for (i = 2; i <= NF; i++) if ($i + 0 > prot) prot = $i + 0 }
+	     END { if (z) end_zone(); print s + 0 }' /proc/zoneinfo
+}
+
 # A full snapshot: per-region judge JSON plus the counters, under name N.
 snapshot() { # name
-	"$judge" -j > "$work/snap.$1.json"
+	"$judge" -j -k "$(kernel_reserve)" > "$work/snap.$1.json"
 	put "snap.$1.t" "$(since "$T0")"
 	read -r a b < <(daemon_counters); put "snap.$1.daemon_migrated" "$a"; put "snap.$1.daemon_dropped" "$b"
 	read -r a b < <(daemon_cpu); put "snap.$1.daemon_ctxt" "$a"; put "snap.$1.daemon_ticks" "$b"

@@ -130,7 +130,7 @@ else:
 def run(cfg, empties, daemon):
     def snap(t, empty_ids, mig):
         rs = [reg(i, 100, 100 if i in empty_ids else 40, unmovable=1 if i == 0 else 0) for i in range(8)]
-        s = {"t": t, "regions": rs, "judge": {"present_regions": 8},
+        s = {"t": t, "regions": rs, "judge": {"present_regions": 8, "bound_kept": 3},
              "pgmigrate_success": mig, "dropped": 0, "cached_kb": 500 << 10,
              "mem_available_kb": 900 << 10, "mem_total_kb": 2 << 20,
              "daemon_migrated": mig if daemon else None, "daemon_dropped": 0 if daemon else None,
@@ -172,6 +172,10 @@ with tempfile.TemporaryDirectory() as d:
     check("strict bound and ratio at +120 s from the snapshot",
           dd.get("marks", {}).get("120", {}).get("strict") == 5
           and dd["marks"]["120"]["ratio_strict"] == 0.8, dd.get("marks"))
+    # the kept bound is the judge's (it knows the kernel's reserve); 4 empty of 3
+    check("kept bound and ratio from the judge's bound_kept",
+          dd.get("marks", {}).get("120", {}).get("kept") == 3
+          and dd["marks"]["120"]["ratio_kept"] == 1.333, dd.get("marks"))
     # moved 180 after the frees; emptied 4, 5, 6 were used 60 each at the frees (7 was empty)
     check("moved/resident from the daemon's counters", dd.get("moved_after_free") == 180
           and dd.get("resident_emptied") == 180 and dd.get("moved_ratio") == 1.0, dd)
