@@ -733,6 +733,18 @@ static void test_moves_fit_above_marks(void **state)
 	assert_false(has(&w, RPM_ACT_HOLD, 6));
 }
 
+/*
+ * Free memory above the kernel's marks for @spare pages besides region
+ * @i's own free pages: idle cache that does not fit is dropped rather
+ * than moved (Park=no: only whether the moves fit counts).
+ */
+static void short_of_room(struct world *w, uint32_t i, uint64_t spare)
+{
+	w->cfg.park = false;
+	w->sys.marks_valid = true;
+	w->sys.free_above_marks = w->r[i].free_pages + spare;
+}
+
 /* Hot pages in a target are moved, not left behind: no DROP mode. */
 static void test_hot_pages_move(void **state)
 {
@@ -745,11 +757,19 @@ static void test_hot_pages_move(void **state)
 	decide(&w);
 	assert_true(works(&w, 7));
 	assert_int_equal(work(&w)->mode, RPM_COMPACT_MIGRATE);
-	/* Idle: the kernel drops what is cold and moves the rest. */
+	/* Idle, room for all of it: the cache is kept, it all moves. */
 	world_init(&w);
 	set_used(&w, 7, 3000, 3000);
 	idle(&w, 7, 2000, 0);
 	decide(&w);
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_MIGRATE);
+	/* Idle, short of room: the kernel drops what is cold and moves the rest. */
+	world_init(&w);
+	set_used(&w, 7, 3000, 3000);
+	idle(&w, 7, 2000, 0);
+	short_of_room(&w, 7, 2000);
+	decide(&w);
+	assert_true(works(&w, 7));
 	assert_int_equal(work(&w)->mode, RPM_COMPACT_BOTH);
 }
 
@@ -859,19 +879,42 @@ static void test_drop_vs_migrate(void **state)
 	struct world w;
 
 	(void)state;
-	/* All clean cache, all idle: drop what is cold, move the rest. */
+	/* All clean cache, all idle, room for it: kept, moved. */
 	world_init(&w);
 	set_used(&w, 7, 4000, 4000);
 	idle(&w, 7, 4000, 0);
 	decide(&w);
-	assert_int_equal(work(&w)->mode, RPM_COMPACT_BOTH);
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_MIGRATE);
 	assert_int_equal(count(&w, RPM_ACT_SAMPLE_IDLE), 0);
 
-	/* Idle cache with anon: drop the cache, migrate the anon. */
+	/* The same short of room: drop what is cold, move the rest. */
+	world_init(&w);
+	set_used(&w, 7, 4000, 4000);
+	idle(&w, 7, 4000, 0);
+	short_of_room(&w, 7, 2000);
+	decide(&w);
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_BOTH);
+
+	/* Idle cache with anon, short of room: drop the cache, migrate the anon. */
 	world_init(&w);
 	set_used(&w, 7, 4000, 3000);
 	idle(&w, 7, 3000, 0);
+	short_of_room(&w, 7, 2000);
 	decide(&w);
+	assert_int_equal(work(&w)->mode, RPM_COMPACT_BOTH);
+
+	/*
+	 * Room for one target's pages but not for both: idle cache is
+	 * dropped, and both are emptied.
+	 */
+	world_init(&w);
+	set_used(&w, 7, 3000, 3000);
+	idle(&w, 7, 3000, 0);
+	set_used(&w, 6, 3000, 3000);
+	idle(&w, 6, 3000, 0);
+	short_of_room(&w, 7, w.r[6].free_pages + 4000);
+	decide(&w);
+	assert_true(works(&w, 7) && works(&w, 6));
 	assert_int_equal(work(&w)->mode, RPM_COMPACT_BOTH);
 
 	/* Dirty pages are never dropped. */
