@@ -5374,6 +5374,112 @@ TEST_F(regionpm, hold_refusals)
 }
 
 /*
+ * max_parked_pct counts ZONE_MOVABLE with the node's zones below it: every
+ * allocation that may use ZONE_MOVABLE falls back to them.  Booted with
+ * movablecore=, the regions wholly in ZONE_MOVABLE are parked (emptied
+ * first) at the default cap without a refusal, past 80 % of that zone if
+ * enough of them can be emptied (before, the cap was the zone's alone and
+ * refused the park that went past it); with the cap at 25 % the parks stop
+ * at a quarter of the node, not of the zone.
+ */
+static int park_movable(struct __test_metadata *_metadata, FIXTURE_DATA(regionpm) *self,
+			const uint32_t *ids, int n, bool *parked, uint64_t *parked_pages,
+			struct rpm_ack *ack)
+{
+	struct rpm_compact_res res;
+	int i, err = 0;
+
+	*parked_pages = 0;
+	for (i = 0; i < n; i++) {
+		err = rpm_park(&self->rpm, ids[i], true, &res, ack);
+		if (err == -ENOSPC)
+			return err;
+		if (err) {
+			TH_LOG("region %u not parked: %d \"%s\"", ids[i], err, ack->msg);
+			continue;
+		}
+		parked[i] = true;
+		*parked_pages += self->region_pages;
+	}
+	return 0;
+}
+
+static void unpark_all(struct rpm *s, const uint32_t *ids, int n, bool *parked)
+{
+	struct rpm_ack ack;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (parked[i] && !rpm_unpark(s, ids[i], &ack))
+			parked[i] = false;
+}
+
+TEST_F_TIMEOUT(regionpm, park_movable_zone_whole, 600)
+{
+	struct regions rs = { 0 };
+	struct rpm_ack ack;
+	uint32_t ids[256];
+	bool parked[256] = { false };
+	uint64_t node_total = 0, zone_total = 0, pages;
+	int64_t saved;
+	int i, n = 0, err;
+
+	ASSERT_EQ(0, regions_dump(&self->rpm, false, &rs, &ack));
+	for (i = 0; i < rs.n; i++) {
+		struct rpm_region *r = &rs.r[i];
+
+		if (r->node != 0)
+			continue;
+		node_total += r->managed + r->parked;
+		if (r->nzones != 1 || strcmp(r->zones[0], "Movable"))
+			continue;
+		zone_total += r->managed + r->parked;
+		if (r->state == REGIONPM_REGION_STATE_ACTIVE && n < (int)ARRAY_SIZE(ids))
+			ids[n++] = r->id;
+	}
+	regions_free(&rs);
+	if (!n)
+		SKIP(return, "no active region wholly in ZONE_MOVABLE on node 0 (boot with movablecore=)");
+	TH_LOG("node 0: %" PRIu64 " pages, %d regions of %" PRIu64 " in ZONE_MOVABLE (%" PRIu64
+	       " pages)", node_total, n, self->region_pages, zone_total);
+	saved = param_get(MAX_PARKED_PARAM);
+	ASSERT_LE(0, saved);
+	ASSERT_EQ(0, param_set(MAX_PARKED_PARAM, 80));
+
+	err = park_movable(_metadata, self, ids, n, parked, &pages, &ack);
+	fprintf(stderr, "#   cap 80 %%: parked %" PRIu64 " of ZONE_MOVABLE's %" PRIu64
+		" pages, %d \"%s\"\n", pages, zone_total, err, err ? ack.msg : "");
+	EXPECT_EQ(0, err) TH_LOG("refused at %" PRIu64 " parked pages: \"%s\"", pages, ack.msg);
+	if (pages * 100 <= zone_total * 80)
+		TH_LOG("only %" PRIu64 " pages could be emptied: the zone's own 80 %% not passed",
+		       pages);
+	unpark_all(&self->rpm, ids, n, parked);
+
+	ASSERT_EQ(0, param_set(MAX_PARKED_PARAM, 25));
+	err = park_movable(_metadata, self, ids, n, parked, &pages, &ack);
+	fprintf(stderr, "#   cap 25 %%: parked %" PRIu64 " pages (node %" PRIu64 ", zone %" PRIu64
+		"), %d \"%s\"\n", pages, node_total, zone_total, err, err ? ack.msg : "");
+	unpark_all(&self->rpm, ids, n, parked);
+	param_set(MAX_PARKED_PARAM, saved);
+	if (pages * 100 > zone_total * 25 || err) {
+		/* Refused at a quarter of the node: the last park would pass it. */
+		EXPECT_LE(pages * 100, node_total * 25);
+		if (err) {
+			EXPECT_EQ(-ENOSPC, err);
+			EXPECT_GT((pages + self->region_pages) * 100, node_total * 25);
+			EXPECT_NE(NULL, strstr(ack.msg, "Movable and below")) TH_LOG("\"%s\"",
+											ack.msg);
+		}
+		EXPECT_GT(pages * 100, zone_total * 25)
+			TH_LOG("the cap counted ZONE_MOVABLE alone");
+	} else {
+		TH_LOG("too few regions could be emptied to pass a quarter of the zone");
+	}
+	for (i = 0; i < n; i++)
+		EXPECT_FALSE(parked[i]) TH_LOG("region %u still parked", ids[i]);
+}
+
+/*
  * Memory pressure ends holds before it releases any parked region: with
  * regions held and one parked, an allocation that the held free pages
  * cover gets them back through the shrinker, and the parked region stays
