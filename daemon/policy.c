@@ -205,7 +205,9 @@ struct pass {
  */
 static unsigned zone_slot(const struct rpm_region *r)
 {
-	static const char *const kinds[] = { "DMA", "DMA32", "Normal", "Movable", "Device" };
+	static const char *const kinds[] = {	/* index: the slot's kind */
+		"DMA", "DMA32", "Normal", [RPM_ZONE_KIND_MOVABLE] = "Movable", "Device"
+	};
 	const char *z = r->zones;
 	size_t len = strcspn(z, ",");
 	unsigned k = RPM_POLICY_ZONE_KINDS - 1;
@@ -232,8 +234,8 @@ static void count_zones(struct pass *p)
  * Taking @pages free pages of r's zone away (park or hold) leaves that zone
  * at least RPM_POLICY_ZONE_FLOOR_PERMILLE of it free.  The kernel's
  * watermarks are per zone: with the global MemAvailable fine, a zone left
- * without free pages (ZONE_MOVABLE with movablecore=, a small NUMA node)
- * would wake kswapd for every allocation there.  The floor is about a
+ * without free pages (a small NUMA node) would wake kswapd for every
+ * allocation there; ZONE_MOVABLE counts with the zones below it.  The floor is about a
  * zone's low watermark (min_free_kbytes' share plus 0.1 % of the zone):
  * the kernel keeps zones there itself, and migration spills into lower
  * zones below it.  Half the headroom's share (5 % of the zone), the floor
@@ -246,11 +248,25 @@ static uint64_t zone_floor(const struct zone_acct *z)
 	return z->total * RPM_POLICY_ZONE_FLOOR_PERMILLE / 1000;
 }
 
+/*
+ * ZONE_MOVABLE counts with its node's zones below it, as the kernel's
+ * max_parked_pct does: every allocation that may use ZONE_MOVABLE falls
+ * back to them (an empty ZONE_MOVABLE only sends its allocations there,
+ * kswapd is not woken while a lower zone is above its watermark), so the
+ * last region of a movablecore= zone can go while the kernel zones have
+ * room; before, it never could once its zone's other regions were empty.
+ */
 static bool zone_can_give(struct pass *p, const struct rpm_region *r, uint64_t pages)
 {
-	struct zone_acct *z = &p->zones[zone_slot(r)];
+	unsigned slot = zone_slot(r), kind = slot % RPM_POLICY_ZONE_KINDS;
+	struct zone_acct z = p->zones[slot];
 
-	return z->free >= pages && z->free - pages >= zone_floor(z);
+	if (kind == RPM_ZONE_KIND_MOVABLE)
+		for (unsigned k = 0; k < kind; k++) {
+			z.free += p->zones[slot - kind + k].free;
+			z.total += p->zones[slot - kind + k].total;
+		}
+	return z.free >= pages && z.free - pages >= zone_floor(&z);
 }
 
 static void zone_take(struct pass *p, const struct rpm_region *r, uint64_t pages)

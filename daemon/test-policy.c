@@ -2040,6 +2040,22 @@ static void test_one_target_at_a_time(void **state)
 	assert_false(works(&w, 6));
 }
 
+/* Regions 0-3 on node 0, 4-7 on node 1, all ZONE_NORMAL. */
+static void two_nodes(struct world *w)
+{
+	for (uint32_t i = 0; i < NR; i++) {
+		w->r[i].node = i < 4 ? 0 : 1;
+		snprintf(w->r[i].zones, sizeof(w->r[i].zones), "Normal");
+	}
+}
+
+/* Regions 0-3 in DMA32, 4-7 in ZONE_MOVABLE (movablecore=50%). */
+static void movable_half(struct world *w)
+{
+	for (uint32_t i = 0; i < NR; i++)
+		snprintf(w->r[i].zones, sizeof(w->r[i].zones), "%s", i < 4 ? "DMA32" : "Movable");
+}
+
 /* Parking leaves every zone some free pages, not only memory as a whole. */
 static void test_zone_floor(void **state)
 {
@@ -2047,12 +2063,11 @@ static void test_zone_floor(void **state)
 
 	(void)state;
 	world_init(&w);
-	for (uint32_t i = 0; i < NR; i++)
-		snprintf(w.r[i].zones, sizeof(w.r[i].zones), "%s", i < 4 ? "DMA32" : "Movable");
-	set_used(&w, 4, RP, 0);		/* Movable: 4 full, 5-7 empty */
+	two_nodes(&w);
+	set_used(&w, 4, RP, 0);		/* node 1: 4 full, 5-7 empty */
 	w.reclaimable = 4 * RP;
 	decide(&w);
-	/* DMA32 spares 2 and 3 go; of Movable's three, one stays free. */
+	/* Node 0's spares 2 and 3 go; of node 1's three, one stays free. */
 	assert_true(has(&w, RPM_ACT_PARK, 2) && has(&w, RPM_ACT_PARK, 3));
 	assert_int_equal(count_parks(&w), 4);
 	assert_false(has(&w, RPM_ACT_PARK, 5));
@@ -2062,10 +2077,9 @@ static void test_zone_floor(void **state)
 	 * is not emptied: an emptied region left open fills again.
 	 */
 	world_init(&w);
-	for (uint32_t i = 0; i < NR; i++)
-		snprintf(w.r[i].zones, sizeof(w.r[i].zones), "%s", i < 4 ? "DMA32" : "Movable");
+	two_nodes(&w);
 	set_used(&w, 4, RP, 0);
-	set_used(&w, 5, 20000, 0);	/* Movable: 4 full, 5 part, 6-7 empty */
+	set_used(&w, 5, 20000, 0);	/* node 1: 4 full, 5 part, 6-7 empty */
 	w.reclaimable = 4 * RP;
 	decide(&w);
 	assert_true(has(&w, RPM_ACT_PARK, 6) && has(&w, RPM_ACT_PARK, 7));
@@ -2073,12 +2087,25 @@ static void test_zone_floor(void **state)
 	assert_false(has(&w, RPM_ACT_HOLD, 5));
 
 	/*
+	 * ZONE_MOVABLE counts with the zones below it, as the kernel's cap
+	 * does: all its spares go while DMA32 has room (before, one stayed).
+	 */
+	world_init(&w);
+	movable_half(&w);
+	set_used(&w, 4, RP, 0);		/* Movable: 4 full, 5-7 empty */
+	w.reclaimable = 4 * RP;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_PARK, 2) && has(&w, RPM_ACT_PARK, 3));
+	assert_true(has(&w, RPM_ACT_PARK, 5) && has(&w, RPM_ACT_PARK, 6) &&
+		    has(&w, RPM_ACT_PARK, 7));
+	assert_int_equal(count_parks(&w), 5);
+
+	/*
 	 * Moved pages the zone has no room for spill into the node's lower
 	 * zones (a full ZONE_MOVABLE into DMA32): the target still goes.
 	 */
 	world_init(&w);
-	for (uint32_t i = 0; i < NR; i++)
-		snprintf(w.r[i].zones, sizeof(w.r[i].zones), "%s", i < 4 ? "DMA32" : "Movable");
+	movable_half(&w);
 	set_used(&w, 4, RP, 0);
 	set_used(&w, 5, RP - 1000, 0);
 	set_used(&w, 6, 20000, 0);	/* Movable: 1,000 + 12,768 free besides 7 */
