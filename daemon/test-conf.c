@@ -129,7 +129,7 @@ static const struct {
 	{ "Policy.PaybackSec", "3600" },
 	{ "Power.MigrateCostMicrojoulePerPage", "30" },
 	{ "Power.RegionSavingMilliwatt", "25" },
-	{ "Idle.SampleSec", "5" },
+	{ "Idle.SampleSec", "120" },
 	{ "Idle.MaxRegions", "4" },
 	{ "Protect.Cgroup", "" },
 };
