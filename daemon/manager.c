@@ -412,6 +412,7 @@ static void on_sample_done(struct idle_sample *s, int error,
 		reg = find_region(m, m->sample_region[i]);
 		if (!reg)
 			return;
+		reg->idle_sampling = false;
 		if (error < 0) {
 			rpm_log_errno(LOG_DEBUG, error, "idle sample of region %u", reg->id);
 			reg->idle_valid = false;
@@ -463,6 +464,17 @@ static void start_sample(struct manager *m, struct rpm_region *reg)
 		return;
 	}
 	m->sample_region[slot] = reg->id;
+	reg->idle_sampling = true;
+}
+
+/* Can another idle sample start ([Idle] MaxRegions=)? */
+static bool samplers_busy(const struct manager *m)
+{
+	size_t busy = 0, max = m->config.idle_max_regions ? m->config.idle_max_regions : 1;
+
+	for (size_t i = 0; i < MANAGER_MAX_SAMPLES; i++)
+		busy += m->samples[i] != NULL;
+	return busy >= max || busy >= MANAGER_MAX_SAMPLES;
 }
 
 static bool checkpoint_journals(struct manager *m, struct rpm_region *reg, usec_t_ now);
@@ -1046,6 +1058,7 @@ int manager_pass(struct manager *m)
 	if (m->backend->ops->info(m->backend, &info) == 0)
 		m->info = info;
 	sys.now = now_usec();
+	sys.idle_samplers_busy = samplers_busy(m);
 	r = manager_read_meminfo(m->root, m->page_size, &sys.mem_total_pages,
 				 &sys.mem_available_pages, &sys.mem_free_pages);
 	if (r < 0)

@@ -1323,6 +1323,13 @@ static void vacate(struct pass *p)
 	for (size_t i = 0; i < n && p->prep < RPM_POLICY_MAX_PREP; i++) {
 		struct rpm_region *r = top[i].r;
 
+		/*
+		 * Not while its sample runs, nor with every sampler busy: a
+		 * pass that asks again is not converged, and the daemon woke
+		 * every few seconds for the two minutes of a sample.
+		 */
+		if (r->idle_sampling || p->sys->idle_samplers_busy)
+			continue;
 		if (!top[i].pl.need_scan && p->cfg->drop_cache && r->detail.file_clean &&
 		    !idle_fresh(p->cfg, r, p->sys->now) &&
 		    emit(p, RPM_ACT_SAMPLE_IDLE, r->id, 0, 0, "page cache idleness unknown"))

@@ -78,6 +78,7 @@ struct rpm_system {
 	unsigned psi_some_avg10;	/* percent * 100 */
 	unsigned psi_full_avg10;
 	bool psi_event;			/* a PSI trigger fired since last pass */
+	bool idle_samplers_busy;	/* no idle sample can start now ([Idle] MaxRegions) */
 	uint64_t page_size;
 	/* /proc/vmstat counters (cumulative); vmstat_valid says they were read */
 	bool vmstat_valid;

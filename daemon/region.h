@@ -56,6 +56,7 @@ struct rpm_region {
 	/* daemon view */
 	bool ours;			/* parked by this daemon's socket */
 	bool idle_valid;
+	bool idle_sampling;		/* an idle sample of it is running */
 	usec_t_ idle_when;
 	uint64_t idle_file_pages;	/* file LRU pages found idle */
 	uint64_t idle_anon_pages;

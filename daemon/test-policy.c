@@ -937,6 +937,23 @@ static void test_drop_vs_migrate(void **state)
 	assert_int_equal(work(&w)->mode, RPM_COMPACT_MIGRATE);
 	assert_true(has(&w, RPM_ACT_SAMPLE_IDLE, 6));
 
+	/* Not asked again while its sample runs, nor with the samplers busy. */
+	world_init(&w);
+	set_used(&w, 6, 4000, 4000);
+	w.r[6].idle_sampling = true;
+	w.cfg.budget_pages_per_sec = 0;
+	decide(&w);
+	assert_false(has(&w, RPM_ACT_SAMPLE_IDLE, 6));
+	world_init(&w);
+	set_used(&w, 6, 4000, 4000);
+	w.sys.idle_samplers_busy = true;
+	decide(&w);
+	assert_false(has(&w, RPM_ACT_SAMPLE_IDLE, 6));
+	world_init(&w);
+	set_used(&w, 6, 4000, 4000);
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_SAMPLE_IDLE, 6));
+
 	/* Idleness too old: not trusted. */
 	world_init(&w);
 	set_used(&w, 7, 4000, 4000);
