@@ -440,33 +440,6 @@ static void on_sample_done(struct idle_sample *s, int error,
 	}
 }
 
-static void start_sample(struct manager *m, struct rpm_region *reg)
-{
-	size_t slot = MANAGER_MAX_SAMPLES, busy = 0;
-	int r;
-
-	for (size_t i = 0; i < MANAGER_MAX_SAMPLES; i++) {
-		if (m->samples[i]) {
-			busy++;
-			if (m->sample_region[i] == reg->id)
-				return;		/* already being sampled */
-		} else if (slot == MANAGER_MAX_SAMPLES) {
-			slot = i;
-		}
-	}
-	if (slot == MANAGER_MAX_SAMPLES ||
-	    busy >= (m->config.idle_max_regions ? m->config.idle_max_regions : 1))
-		return;
-	r = idle_sample_start(m->event, m->root, reg->start_pfn, reg->spanned_pages,
-			      m->config.idle_sample_sec, on_sample_done, m, &m->samples[slot]);
-	if (r < 0) {
-		rpm_log_errno(LOG_DEBUG, r, "idle sample of region %u", reg->id);
-		return;
-	}
-	m->sample_region[slot] = reg->id;
-	reg->idle_sampling = true;
-}
-
 /* Can another idle sample start ([Idle] MaxRegions=)? */
 static bool samplers_busy(const struct manager *m)
 {
@@ -475,6 +448,26 @@ static bool samplers_busy(const struct manager *m)
 	for (size_t i = 0; i < MANAGER_MAX_SAMPLES; i++)
 		busy += m->samples[i] != NULL;
 	return busy >= max || busy >= MANAGER_MAX_SAMPLES;
+}
+
+static void start_sample(struct manager *m, struct rpm_region *reg)
+{
+	size_t slot = MANAGER_MAX_SAMPLES;
+	int r;
+
+	if (reg->idle_sampling || samplers_busy(m))
+		return;
+	for (size_t i = 0; i < MANAGER_MAX_SAMPLES && slot == MANAGER_MAX_SAMPLES; i++)
+		if (!m->samples[i])
+			slot = i;
+	r = idle_sample_start(m->event, m->root, reg->start_pfn, reg->spanned_pages,
+			      m->config.idle_sample_sec, on_sample_done, m, &m->samples[slot]);
+	if (r < 0) {
+		rpm_log_errno(LOG_DEBUG, r, "idle sample of region %u", reg->id);
+		return;
+	}
+	m->sample_region[slot] = reg->id;
+	reg->idle_sampling = true;
 }
 
 static bool checkpoint_journals(struct manager *m, struct rpm_region *reg, usec_t_ now);

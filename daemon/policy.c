@@ -235,8 +235,8 @@ static void count_zones(struct pass *p)
  * at least RPM_POLICY_ZONE_FLOOR_PERMILLE of it free.  The kernel's
  * watermarks are per zone: with the global MemAvailable fine, a zone left
  * without free pages (a small NUMA node) would wake kswapd for every
- * allocation there; ZONE_MOVABLE counts with the zones below it.  The floor is about a
- * zone's low watermark (min_free_kbytes' share plus 0.1 % of the zone):
+ * allocation there; ZONE_MOVABLE counts with the zones below it (see
+ * zone_can_give()).  The floor is about a zone's low watermark (min_free_kbytes' share plus 0.1 % of the zone):
  * the kernel keeps zones there itself, and migration spills into lower
  * zones below it.  Half the headroom's share (5 % of the zone), the floor
  * before, kept a region of a full ZONE_MOVABLE from ever being emptied
