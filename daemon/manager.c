@@ -470,6 +470,22 @@ static void start_sample(struct manager *m, struct rpm_region *reg)
 	reg->idle_sampling = true;
 }
 
+/*
+ * A parked region has no pages to sample: the count at the end would walk
+ * its bitmap for nothing and wake a pass to use a result nobody needs.
+ */
+static void cancel_sample(struct manager *m, struct rpm_region *reg)
+{
+	for (size_t i = 0; i < MANAGER_MAX_SAMPLES; i++) {
+		if (!m->samples[i] || m->sample_region[i] != reg->id)
+			continue;
+		idle_sample_cancel(m->samples[i]);
+		m->samples[i] = NULL;
+		reg->idle_sampling = false;
+		log_debug("region %u: parked: its idle sample is dropped", reg->id);
+	}
+}
+
 static bool checkpoint_journals(struct manager *m, struct rpm_region *reg, usec_t_ now);
 static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
 		    usec_t_ now);
@@ -689,6 +705,7 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 	refresh_region(m, reg, false);
 	reg->ours = true;
 	reg->state = RPM_REGION_PARKED;
+	cancel_sample(m, reg);
 	policy_note_parked(&m->pstate, reg, now);
 	reg->last_action = "parked";
 	report(m, "region %u: parked (%" PRIu64 " pages held, %" PRIu64 " migrated, %.1f ms): %s",
@@ -854,10 +871,11 @@ static void execute(struct manager *m, const struct rpm_action *a, usec_t_ now)
 	/*
 	 * A pass may plan several calls for one region; a backend that empties
 	 * only by parking (stock) parks it on the first, and the rest would
-	 * only be refused.
+	 * only be refused.  An idle sample of a region parked earlier in the
+	 * pass would count nothing.
 	 */
-	if ((a->kind == RPM_ACT_COMPACT || a->kind == RPM_ACT_PARK || a->kind == RPM_ACT_HOLD) &&
-	    reg->state == RPM_REGION_PARKED) {
+	if ((a->kind == RPM_ACT_COMPACT || a->kind == RPM_ACT_PARK || a->kind == RPM_ACT_HOLD ||
+	     a->kind == RPM_ACT_SAMPLE_IDLE) && reg->state == RPM_REGION_PARKED) {
 		log_debug("region %u: parked already in this pass, %s skipped", reg->id,
 			  kinds[a->kind]);
 		return;
