@@ -754,14 +754,14 @@ static bool checkpoint_journals(struct manager *m, struct rpm_region *reg, usec_
 	return n > 0;
 }
 
-/* The kernel's hold timeout (regionpm.hold_timeout_ms); 0 without holds. */
-static usec_t_ read_hold_timeout(struct manager *m)
+/* A numeric parameter of the regionpm module; 0 when it cannot be read. */
+static uint64_t read_module_param(const struct manager *m, const char *name)
 {
 	char path[4096], buf[32];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/sys/module/regionpm/parameters/hold_timeout_ms", m->root);
+	snprintf(path, sizeof(path), "%s/sys/module/regionpm/parameters/%s", m->root, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -770,7 +770,13 @@ static usec_t_ read_hold_timeout(struct manager *m)
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
-	return (usec_t_)strtoull(buf, NULL, 10) * 1000;
+	return strtoull(buf, NULL, 10);
+}
+
+/* The kernel's hold timeout (regionpm.hold_timeout_ms); 0 without holds. */
+static usec_t_ read_hold_timeout(struct manager *m)
+{
+	return (usec_t_)read_module_param(m, "hold_timeout_ms") * 1000;
 }
 
 static void do_hold(struct manager *m, struct rpm_region *reg, const struct rpm_action *a,
@@ -1091,6 +1097,12 @@ int manager_pass(struct manager *m)
 		sys.hold_timeout = read_hold_timeout(m);
 		sys.can_hold = sys.hold_timeout > 0;
 	}
+	/* The stock backend offlines blocks: no such cap there. */
+	if (backend_caps(m->backend) & RPM_CAP_MIGRATE) {
+		uint64_t pct = read_module_param(m, "max_parked_pct");
+
+		sys.max_parked_pct = pct < 100 ? (unsigned)pct : 0;
+	}
 	sys.psi_event = m->psi_event;
 	m->psi_event = false;
 	sys.no_kernel_release = !(backend_caps(m->backend) & RPM_CAP_KERNEL_RELEASE);
@@ -1112,9 +1124,9 @@ int manager_pass(struct manager *m)
 		execute(m, &acts[i], sys.now);
 	m->idle_passes = n ? 0 : m->idle_passes + 1;
 	if (m->pstate.plan.converged && !m->converged)
-		log_info("plan reached: %u regions kept, %u parked; next pass on an event, "
-			 "at %" PRIu64 " free pages, or within IdleIntervalSec=%u",
-			 m->pstate.plan.keep, m->pstate.plan.parked,
+		log_info("plan reached: %u regions kept (%u for max_parked_pct), %u parked; "
+			 "next pass on an event, at %" PRIu64 " free pages, or within IdleIntervalSec=%u",
+			 m->pstate.plan.keep, m->pstate.plan.capped, m->pstate.plan.parked,
 			 m->pstate.plan.wake_free_pages, m->config.idle_interval_sec);
 	m->converged = m->pstate.plan.converged;
 	arm_reclaim_watch(m);

@@ -205,16 +205,24 @@ struct pass {
  */
 static unsigned zone_slot(const struct rpm_region *r)
 {
-	static const char *const kinds[] = {	/* index: the slot's kind */
-		"DMA", "DMA32", "Normal", [RPM_ZONE_KIND_MOVABLE] = "Movable", "Device"
-	};
 	const char *z = r->zones;
-	size_t len = strcspn(z, ",");
 	unsigned k = RPM_POLICY_ZONE_KINDS - 1;
 
-	for (unsigned i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strlen(kinds[i]) == len && !strncmp(kinds[i], z, len))
-			k = i;
+	/* A switch on the name's length: a pass asks for every region's slot. */
+	switch (strcspn(z, ",")) {
+	case 3:
+		k = memcmp(z, "DMA", 3) ? k : 0;
+		break;
+	case 5:
+		k = memcmp(z, "DMA32", 5) ? k : 1;
+		break;
+	case 6:
+		k = !memcmp(z, "Normal", 6) ? 2 : !memcmp(z, "Device", 6) ? 4 : k;
+		break;
+	case 7:
+		k = memcmp(z, "Movable", 7) ? k : RPM_ZONE_KIND_MOVABLE;
+		break;
+	}
 	return (r->node % RPM_POLICY_ZONE_NODES) * RPM_POLICY_ZONE_KINDS + k;
 }
 
@@ -843,6 +851,177 @@ static unsigned cost_bucket(const struct pass *p, uint64_t cost)
 	return b < RPM_POLICY_COST_BUCKETS ? (unsigned)b : RPM_POLICY_COST_BUCKETS - 1;
 }
 
+/* ---- the kernel's max_parked_pct ----------------------------------------- */
+
+static uint64_t region_size(const struct rpm_region *r)
+{
+	return r->managed_pages + r->parked_pages;
+}
+
+/* Out of the allocator for the kernel's cap: parked, or held by someone else. */
+static bool cap_out(const struct rpm_region *r)
+{
+	return r->state == RPM_REGION_PARKED ||
+	       (r->state == RPM_REGION_HELD && !held_by_us(r));
+}
+
+/*
+ * Could the plan still take @r out (a target or a spare)?  Regions kept
+ * already (pinned, or kept for an earlier zone) cannot.
+ */
+static bool cap_candidate(const struct rpm_region *r)
+{
+	return r->cap_key && r->role == RPM_ROLE_NONE;
+}
+
+/*
+ * Keeping order for the cap (rpm_region.cap_key): dearest to empty first
+ * (64 cost classes, keys 2 to 65), empty regions last (1); 0: not a
+ * candidate.
+ */
+#define CAP_KEYS	66
+/* Zones over the cap worked on per walk of the regions. */
+#define CAP_GROUPS	16
+
+struct cap_group {
+	unsigned node, lo, hi;		/* zone kinds lo..hi of node */
+	uint64_t excess;		/* candidate pages that must stay */
+	uint64_t in_t;			/* of them, still to keep at key t */
+	unsigned t;
+	uint64_t hist[CAP_KEYS];	/* candidate pages per key */
+};
+
+static uint8_t cap_key(const struct pass *p, const struct plan *pl)
+{
+	if (pl->klass == K_EMPTY)
+		return 1;
+	if (pl->klass != K_MOVABLE)
+		return 0;
+	return (uint8_t)(2 + cost_bucket(p, pl->cost) * (CAP_KEYS - 2) / RPM_POLICY_COST_BUCKETS);
+}
+
+/*
+ * Keep, in each of the @n groups (disjoint), the dearest candidates until
+ * the group's excess stays: they join the keep set's capacity (*@cap) and
+ * leave the cost histogram @hist.  Two walks of the regions for all groups.
+ */
+static void keep_for_cap(struct pass *p, struct cap_group *g, size_t n,
+			 uint64_t *hist, uint64_t *cap, uint64_t *cand)
+{
+	signed char map[RPM_POLICY_ZONE_SLOTS];
+	struct plan pl;
+
+	memset(map, -1, sizeof(map));
+	for (size_t j = 0; j < n; j++)
+		for (unsigned k = g[j].lo; k <= g[j].hi; k++)
+			map[g[j].node * RPM_POLICY_ZONE_KINDS + k] = (signed char)j;
+	for (size_t i = 0; i < p->n_regions; i++) {
+		const struct rpm_region *r = &p->regions[i];
+		int j = map[zone_slot(r)];
+
+		if (j >= 0 && cap_candidate(r))
+			g[j].hist[r->cap_key] += region_size(r);
+	}
+	for (size_t j = 0; j < n; j++) {
+		uint64_t acc = 0;
+
+		for (unsigned k = CAP_KEYS; k-- > 0;) {
+			g[j].t = k;
+			if (acc + g[j].hist[k] >= g[j].excess) {
+				g[j].in_t = g[j].excess - acc;
+				break;
+			}
+			acc += g[j].hist[k];
+			g[j].in_t = g[j].hist[k];
+		}
+	}
+	for (size_t i = 0; i < p->n_regions; i++) {
+		struct rpm_region *r = &p->regions[i];
+		int j = map[zone_slot(r)];
+		unsigned k;
+
+		if (j < 0 || !cap_candidate(r))
+			continue;
+		k = r->cap_key;
+		if (k < g[j].t || (k == g[j].t && !g[j].in_t))
+			continue;
+		if (k == g[j].t)
+			g[j].in_t -= g[j].in_t < region_size(r) ? g[j].in_t : region_size(r);
+		r->role = RPM_ROLE_KEEP;
+		*cap += r->managed_pages;
+		classify(p, r, &pl);	/* the few regions kept: its histogram bucket */
+		if (pl.klass == K_MOVABLE)
+			hist[cost_bucket(p, pl.cost)] -= r->managed_pages;
+		cand[zone_slot(r)] -= region_size(r);
+		p->st->plan.capped++;
+		p->st->plan.keep++;
+	}
+}
+
+/*
+ * The kernel refuses a park or hold that would take more than
+ * regionpm.max_parked_pct of a zone (of ZONE_MOVABLE together with its
+ * node's zones below it).  A plan that counted on emptying past the cap
+ * left a region the kernel would not take, and moved nothing into the
+ * room the kernel made it keep: at 8 GiB with movablecore=50%, DMA32's
+ * 13th park was refused, its region (512 pages in use) stayed unplanned,
+ * and the plan kept a region of ZONE_MOVABLE that could have been emptied
+ * into it.  So before the keep set is chosen, each zone whose candidates
+ * (targets and spares) would not fit under the cap keeps the dearest of
+ * them until the rest fits; they count as kept capacity.  Kernel zones
+ * first, each on its own; then ZONE_MOVABLE with the zones below it,
+ * counting what those kept.
+ */
+static void keep_within_cap(struct pass *p, uint64_t *hist, uint64_t *cap)
+{
+	uint64_t out[RPM_POLICY_ZONE_SLOTS] = { 0 }, cand[RPM_POLICY_ZONE_SLOTS] = { 0 };
+	unsigned pct = p->sys->max_parked_pct;
+	struct cap_group g[CAP_GROUPS];
+	size_t n = 0;
+
+	if (!pct || pct >= 100)
+		return;
+	for (size_t i = 0; i < p->n_regions; i++) {
+		struct rpm_region *r = &p->regions[i];
+
+		if (cap_out(r))
+			out[zone_slot(r)] += region_size(r);
+		else if (cap_candidate(r))
+			cand[zone_slot(r)] += region_size(r);
+	}
+	/* The kernel zones one by one (phase 0), then Movable and below (1). */
+	for (unsigned phase = 0; phase < 2; phase++) {
+		unsigned first = phase ? RPM_ZONE_KIND_MOVABLE : 0;
+		unsigned last = phase ? RPM_ZONE_KIND_MOVABLE : RPM_ZONE_KIND_MOVABLE - 1;
+
+		for (unsigned node = 0; node < RPM_POLICY_ZONE_NODES; node++) {
+			unsigned base = node * RPM_POLICY_ZONE_KINDS;
+
+			for (unsigned hi = first; hi <= last; hi++) {
+				unsigned lo = phase ? 0 : hi;
+				uint64_t total = 0, taken = 0, limit;
+
+				for (unsigned k = lo; k <= hi; k++) {
+					total += p->zones[base + k].total;
+					taken += out[base + k] + cand[base + k];
+				}
+				limit = total * pct / 100;
+				if (taken <= limit)
+					continue;
+				g[n] = (struct cap_group){ .node = node, .lo = lo, .hi = hi,
+							   .excess = taken - limit };
+				if (++n == CAP_GROUPS) {
+					keep_for_cap(p, g, n, hist, cap, cand);
+					n = 0;
+				}
+			}
+		}
+		if (n)
+			keep_for_cap(p, g, n, hist, cap, cand);
+		n = 0;
+	}
+}
+
 /*
  * Plan the keep set and mark each region's role.  Returns the pages the
  * active regions cannot hold (0 when they can): then parked memory must
@@ -864,6 +1043,7 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 
 		classify(p, r, &pl);
 		r->role = r->state == RPM_REGION_PARKED ? RPM_ROLE_PARKED : RPM_ROLE_NONE;
+		r->cap_key = cap_key(p, &pl);
 		sum->parked += r->state == RPM_REGION_PARKED;
 		if (pl.klass == K_SKIP)
 			continue;
@@ -877,6 +1057,7 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 			hist[cost_bucket(p, pl.cost)] += r->managed_pages;
 		}
 	}
+	keep_within_cap(p, hist, &cap);
 	/*
 	 * After the plan MemAvailable is the free memory of the keep set plus
 	 * what it can reclaim: only the part of the headroom that reclaimable
@@ -938,8 +1119,8 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 		unsigned b;
 
 		classify(p, r, &pl);
-		if (pl.klass != K_MOVABLE)
-			continue;
+		if (pl.klass != K_MOVABLE || r->role == RPM_ROLE_KEEP)
+			continue;	/* kept for the cap already */
 		b = cost_bucket(p, pl.cost);
 		/* Within the threshold bucket the lowest regions stay. */
 		if (b > threshold || (b == threshold && in_threshold)) {
@@ -959,7 +1140,7 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 		struct rpm_region *r = &p->regions[i];
 
 		classify(p, r, &pl);
-		if (pl.klass != K_EMPTY)
+		if (pl.klass != K_EMPTY || r->role == RPM_ROLE_KEEP)
 			continue;
 		if (cap < need) {
 			r->role = RPM_ROLE_KEEP;

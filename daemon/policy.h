@@ -104,6 +104,12 @@ struct rpm_system {
 	/* The kernel can hold a region (region-hold) and lets a hold expire after this. */
 	bool can_hold;
 	usec_t_ hold_timeout;
+	/*
+	 * regionpm.max_parked_pct: parked and held pages stay within this
+	 * share of each kernel zone, and of ZONE_MOVABLE with its node's
+	 * zones below it (0: no such cap known; the plan does not model it).
+	 */
+	unsigned max_parked_pct;
 };
 
 enum rpm_action_kind {
@@ -209,6 +215,7 @@ struct rpm_policy_state {
 	/* The last plan, for status and metrics. */
 	struct rpm_plan_summary {
 		unsigned keep, targets, pinned, spare, parked;
+		unsigned capped;	/* of keep: kept for max_parked_pct */
 		uint64_t need_pages, keep_capacity;
 		uint64_t cache_reserve;
 		uint64_t shortfall;	/* pages the active regions cannot hold */

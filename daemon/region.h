@@ -71,6 +71,11 @@ struct rpm_region {
 	uint64_t pages_dropped;
 	const char *last_action;	/* static string, for display */
 	enum rpm_region_role role;	/* from the last plan */
+	/*
+	 * Scratch of the plan's max_parked_pct step: 0 when the region cannot
+	 * be taken out, else its keeping order (1: empty, higher: dearer).
+	 */
+	uint8_t cap_key;
 	uint32_t pinned_scans;		/* scans in a row that found it pinned */
 	usec_t_ hold_since;		/* when we last held it (0: not held by us) */
 };

@@ -2139,6 +2139,93 @@ static void test_zone_floor(void **state)
 	assert_int_equal(count_parks(&w), 5);
 }
 
+/*
+ * The kernel parks or holds at most max_parked_pct of a kernel zone, and
+ * of ZONE_MOVABLE with the zones below it.  The plan keeps, in each zone
+ * over the cap, the regions dearest to empty, and counts them as kept
+ * capacity: a region elsewhere it would have kept is emptied instead, and
+ * no region is emptied that the kernel would not let it park.
+ */
+static void capped_world(struct world *w, unsigned pct)
+{
+	world_init(w);
+	movable_half(w);		/* 0-3 DMA32, 4-7 Movable */
+	set_used(w, 0, 512, 0);
+	set_used(w, 1, 700, 0);		/* no slab: nothing pinned */
+	set_used(w, 2, 600, 0);
+	set_used(w, 4, RP - 1000, 0);
+	set_used(w, 5, 20000, 0);
+	set_used(w, 6, 10000, 0);	/* 3 and 7 empty */
+	w->reclaimable = 4 * RP;
+	w->sys.max_parked_pct = pct;
+}
+
+static void test_max_parked_pct(void **state)
+{
+	struct world w;
+
+	(void)state;
+	/* No cap known: all of DMA32 would go, though the kernel keeps a quarter. */
+	capped_world(&w, 0);
+	decide(&w);
+	assert_int_equal(w.st.plan.capped, 0);
+	for (uint32_t i = 0; i <= 2; i++)
+		assert_int_equal(w.r[i].role, RPM_ROLE_TARGET);
+	assert_int_equal(w.r[6].role, RPM_ROLE_KEEP);
+
+	/*
+	 * 75 %: DMA32 keeps one region, its dearest (1); the node keeps two
+	 * of eight, 1 and the fullest (4).  That capacity lets 6 go, which
+	 * the plan kept before: one region more empty in the end.
+	 */
+	capped_world(&w, 75);
+	decide(&w);
+	assert_int_equal(w.st.plan.capped, 2);
+	assert_int_equal(w.r[1].role, RPM_ROLE_KEEP);
+	assert_int_equal(w.r[4].role, RPM_ROLE_KEEP);
+	assert_int_equal(w.r[5].role, RPM_ROLE_KEEP);
+	assert_int_equal(w.r[6].role, RPM_ROLE_TARGET);
+	assert_int_equal(w.r[0].role, RPM_ROLE_TARGET);
+	assert_int_equal(w.r[2].role, RPM_ROLE_TARGET);
+	assert_false(works(&w, 1));
+	assert_false(has(&w, RPM_ACT_HOLD, 1));
+
+	/*
+	 * 50 %: four of eight may go (two of DMA32): 0, 3, 6 and 7.  Region 5
+	 * (20,000 pages) is not emptied for a park the kernel would refuse.
+	 */
+	capped_world(&w, 50);
+	decide(&w);
+	assert_int_equal(w.r[4].role, RPM_ROLE_KEEP);
+	assert_int_equal(w.r[5].role, RPM_ROLE_KEEP);
+	assert_false(works(&w, 5));
+	{
+		unsigned out = 0, dma32_out = 0;
+
+		for (uint32_t i = 0; i < NR; i++) {
+			bool goes = w.r[i].role == RPM_ROLE_TARGET || w.r[i].role == RPM_ROLE_SPARE;
+
+			out += goes;
+			dma32_out += goes && i < 4;
+		}
+		assert_true(out <= 4);
+		assert_true(dma32_out <= 2);
+	}
+
+	/* A region parked already counts against its zone's cap. */
+	capped_world(&w, 75);
+	set_parked(&w, 3, true, T0 - 100 * SEC);
+	decide(&w);
+	{
+		unsigned dma32_out = 1;	/* 3 */
+
+		for (uint32_t i = 0; i < 3; i++)
+			dma32_out += w.r[i].role == RPM_ROLE_TARGET || w.r[i].role == RPM_ROLE_SPARE;
+		assert_true(dma32_out <= 3);
+	}
+	assert_int_equal(w.r[1].role, RPM_ROLE_KEEP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2177,6 +2264,7 @@ int main(void)
 		cmocka_unit_test(test_holds),
 		cmocka_unit_test(test_one_target_at_a_time),
 		cmocka_unit_test(test_zone_floor),
+		cmocka_unit_test(test_max_parked_pct),
 		cmocka_unit_test(test_keep_set_keeps_kernel_marks),
 		cmocka_unit_test(test_moves_fit_above_marks),
 		cmocka_unit_test(test_token_bucket),
