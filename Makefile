@@ -160,6 +160,7 @@ bench: deps
 	@$(BUILD)/tools/policybench
 	@bench/run-bench.sh
 	@bench/alloc-bench.sh
+	@bench/daemon-cost.sh
 
 # The regionpmd package (debian/), built by dpkg-buildpackage in a copy of
 # the tree under build/deb/src: user space only, the cmocka unit tests run
