@@ -106,9 +106,15 @@ cfg_bias_start() { :; }	# regionpm.bias=1 on the kernel command line
 # (fragment at 2 GiB, two guests side by side: 35 against 15 ticks in 93 s).
 prom=/run/regionpmd-bench.prom
 # regionpmd with its defaults; the configuration file only adds the metrics
-# file (its counters of migrated and dropped pages).
+# file (its counters of migrated and dropped pages), and for experiments
+# REGIONPM_BENCH_DAEMON_CONF, more lines of it ("\n" for a line break:
+# '[Policy]\nHeadroomPercent=5'), which the JSON records as daemon_conf.
 start_regionpmd() {
 	printf '[Daemon]\nMetricsFile=%s\n' "$prom" > "$work/regionpmd.conf"
+	if [ -n "${REGIONPM_BENCH_DAEMON_CONF:-}" ]; then
+		printf '%b\n' "$REGIONPM_BENCH_DAEMON_CONF" >> "$work/regionpmd.conf"
+		put daemon_conf "$(printf '%b' "$REGIONPM_BENCH_DAEMON_CONF" | tr '\n' ' ')"
+	fi
 	"$top/build/regionpmd" -v -c "$work/regionpmd.conf" > "$work/regionpmd.log" 2>&1 &
 	daemon_pid=$!
 }
