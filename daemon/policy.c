@@ -1032,7 +1032,7 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	uint64_t hist[RPM_POLICY_COST_BUCKETS] = { 0 };
 	struct rpm_plan_summary *sum = &p->st->plan;
 	uint64_t used = 0, cap = 0, need, free_need, reserve;
-	uint64_t reclaimable, all_active = 0, slack, need_low, marks, kept_free;
+	uint64_t reclaimable, all_active = 0, slack, need_low, marks, kept_free, kept_low;
 	unsigned threshold = RPM_POLICY_COST_BUCKETS;	/* keep buckets above */
 	uint64_t in_threshold = 0;	/* capacity still to take from it */
 	struct plan pl;
@@ -1095,7 +1095,18 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	 * differ, so noise cannot park and unpark one region over and over.
 	 */
 	free_need = p->headroom > reclaimable ? p->headroom - reclaimable : 0;
-	reserve = free_need > kept_free ? free_need : kept_free;
+	/*
+	 * The same for the free pages the keep set keeps: unpark only when
+	 * they fall half the slack below what parking and emptying ask.
+	 * With reclaimable cache covering the headroom both sides asked the
+	 * same, and 186 pages of drift decided: fragment at 2 GiB unparked
+	 * a region "the active regions are too few" with MemFree 139 pages
+	 * short, and the next pass, 186 pages freer, found a region too many
+	 * and emptied one (31,266 pages migrated) into the region it had
+	 * just unparked.
+	 */
+	kept_low = kept_free - slack / 2;
+	reserve = free_need > kept_low ? free_need : kept_low;
 	need_low = used + reserve;
 	sum->cache_reserve = cache_room;
 

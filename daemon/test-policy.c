@@ -796,6 +796,46 @@ static void test_shortfall_unparks(void **state)
 	assert_true(w.st.plan.shortfall > 0);
 }
 
+/*
+ * Unparking asks for half the slack less free memory than parking and
+ * emptying: with reclaimable cache covering the headroom both asked the
+ * same, and a drift of 186 pages unparked a region that the next pass
+ * found one too many (and emptied another region into it).
+ */
+static void band_world(struct world *w, uint64_t free)
+{
+	world_init(w);
+	for (uint32_t i = 2; i < 6; i++)
+		set_used(w, i, RP, 0);
+	set_used(w, 1, RP - free, 0);
+	w->r[1].detail.slab = 1000;		/* pinned: it stays */
+	set_parked(w, 6, true, T0 - 200 * SEC);
+	set_parked(w, 7, true, T0 - 100 * SEC);
+	w->mem_explicit = true;
+	w->sys.mem_free_pages = free;
+	w->sys.mem_available_pages = free + 3 * RP;	/* cache covers the headroom */
+	w->sys.marks_valid = true;
+	w->sys.kernel_reserve_pages = 8448;
+	w->sys.free_above_marks = free > 8448 ? free - 8448 : 0;
+}
+
+static void test_unpark_band(void **state)
+{
+	struct world w;
+
+	(void)state;
+	/* 186 pages short of the marks plus the slack: no unpark. */
+	band_world(&w, 8448 + RP / 16 - 186);
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+	assert_int_equal(w.st.plan.shortfall, 0);
+	/* Short of the marks plus half the slack: a region comes back. */
+	band_world(&w, 8448 + RP / 32 - 1);
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	assert_true(w.st.plan.shortfall > 0);
+}
+
 static void test_skips_unmovable_and_scans(void **state)
 {
 	struct world w;
@@ -2248,6 +2288,7 @@ int main(void)
 		cmocka_unit_test(test_keep_set_moves_nothing_needlessly),
 		cmocka_unit_test(test_hot_pages_move),
 		cmocka_unit_test(test_shortfall_unparks),
+		cmocka_unit_test(test_unpark_band),
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
 		cmocka_unit_test(test_reclaim_watch_burst),
