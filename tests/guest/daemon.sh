@@ -203,6 +203,22 @@ no_sample_while_parked() {
 	     END { printf "# %d idle sample(s) counted, %d dropped at a park\n", n, d; exit bad }' "$log"
 }
 tap_check "no idle sample is counted in a parked region" no_sample_while_parked
+# Regions the kernel would not let go for a few pages it still uses
+# (EBUSY "still in use" or "not empty") and that still hold no more than
+# that at the end: no policy can empty them, but the bounds pack those
+# pages like any other.  One CI run of daemon-movable ended 6 of a kept
+# bound of 7 for region 1, free but for one page the kernel kept in use.
+stuck_regions() {
+	local r used n=0
+	for r in $(sed -n 's/^region \([0-9]*\): park.* refused: Device or resource busy: \(cannot take the region.s pages (still in use)\|region is not empty\).*/\1/p' "$log" | sort -un); do
+		used=$("$JUDGE" | awk -v r="$r" '$1 == r { print $2 - $3 }')
+		[ -n "$used" ] && [ "$used" -gt 0 ] && [ "$used" -le 64 ] && { n=$((n + 1)); echo "# region $r: $used page(s) the kernel kept in use" >&2; }
+	done
+	echo "$n"
+}
+stuck=$(stuck_regions)
+[ "$stuck" -gt 0 ] && final_bound=$((final_bound - stuck)) &&
+	echo "# $BOUND less $stuck region(s) the kernel refused for pages still in use: $final_bound"
 if [ $(( final_empty * 100 )) -ge $(( final_bound * RATIO )) ] && [ "$elapsed" -le $(( WAIT + 3 )) ]; then
 	tap_ok "empty regions $final_empty >= $RATIO % of the $BOUND $final_bound after ${elapsed}s (first reached after ${reached:-?}s)"
 else
