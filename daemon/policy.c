@@ -901,6 +901,28 @@ static uint8_t cap_key(const struct pass *p, const struct plan *pl)
 }
 
 /*
+ * Taking the histogram's classes from the highest down, the class where
+ * @want pages are reached, and in *@in_t how many of that class are
+ * still needed there.  Not reached: class 0, all of it.
+ */
+static unsigned hist_threshold(const uint64_t *hist, unsigned n, uint64_t want,
+			       uint64_t *in_t)
+{
+	uint64_t acc = 0;
+
+	*in_t = 0;
+	for (unsigned k = n; k-- > 0;) {
+		if (acc + hist[k] >= want) {
+			*in_t = want - acc;
+			return k;
+		}
+		acc += hist[k];
+		*in_t = hist[k];
+	}
+	return 0;
+}
+
+/*
  * Keep, in each of the @n groups (disjoint), the dearest candidates until
  * the group's excess stays: they join the keep set's capacity (*@cap) and
  * leave the cost histogram @hist.  Two walks of the regions for all groups.
@@ -922,19 +944,8 @@ static void keep_for_cap(struct pass *p, struct cap_group *g, size_t n,
 		if (j >= 0 && cap_candidate(r))
 			g[j].hist[r->cap_key] += region_size(r);
 	}
-	for (size_t j = 0; j < n; j++) {
-		uint64_t acc = 0;
-
-		for (unsigned k = CAP_KEYS; k-- > 0;) {
-			g[j].t = k;
-			if (acc + g[j].hist[k] >= g[j].excess) {
-				g[j].in_t = g[j].excess - acc;
-				break;
-			}
-			acc += g[j].hist[k];
-			g[j].in_t = g[j].hist[k];
-		}
-	}
+	for (size_t j = 0; j < n; j++)
+		g[j].t = hist_threshold(g[j].hist, CAP_KEYS, g[j].excess, &g[j].in_t);
 	for (size_t i = 0; i < p->n_regions; i++) {
 		struct rpm_region *r = &p->regions[i];
 		int j = map[zone_slot(r)];
@@ -1111,20 +1122,9 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	sum->cache_reserve = cache_room;
 
 	/* Dearest to empty first: find the bucket where the capacity suffices. */
-	if (cap < need) {
-		uint64_t acc = cap;
-
-		for (unsigned b = RPM_POLICY_COST_BUCKETS; b-- > 0;) {
-			if (acc + hist[b] >= need) {
-				threshold = b;
-				in_threshold = need - acc;
-				break;
-			}
-			acc += hist[b];
-			threshold = b;
-			in_threshold = hist[b];
-		}
-	}
+	if (cap < need)
+		threshold = hist_threshold(hist, RPM_POLICY_COST_BUCKETS, need - cap,
+					   &in_threshold);
 	for (size_t i = 0; i < p->n_regions; i++) {
 		struct rpm_region *r = &p->regions[i];
 		unsigned b;
