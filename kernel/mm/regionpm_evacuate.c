@@ -531,6 +531,22 @@ static bool hold_block(struct regionpm_region *r, unsigned long i, bool check_li
 }
 
 /*
+ * Flush the per-cpu free lists of every zone in [@start, @start + @nr).
+ * drain_all_pages(NULL) returns at once while another drain holds
+ * pcpu_drain_mutex, which would leave free pages of the range on a
+ * remote cpu's list: not in the buddy, so counted in use, and handed out
+ * again although their pageblock is isolated.  A zone drain waits.
+ */
+static void drain_range_pcp(unsigned long start, unsigned long nr)
+{
+	struct zone *zone;
+
+	for_each_populated_zone(zone)
+		if (zone_intersects(zone, start, nr))
+			drain_all_pages(zone);
+}
+
+/*
  * Evacuate a range of region @r.  If @r is held, its isolated pageblocks
  * are used as they are, and pageblocks isolated here join the hold (as far
  * as max_parked_pct allows) instead of being given back at the end.
@@ -583,7 +599,7 @@ static int compact_range(const struct regionpm_compact_req *req,
 	}
 	/* Pages on per-cpu LRU batches are invisible to isolation. */
 	lru_add_drain_all();
-	drain_all_pages(NULL);
+	drain_range_pcp(req->start_pfn, req->nr_pages);
 
 	for (i = 0; i < nr_blocks && !ret && !ev.no_room; i++) {
 		pfn = req->start_pfn + i * pageblock_nr_pages;
@@ -594,7 +610,7 @@ static int compact_range(const struct regionpm_compact_req *req,
 		cond_resched();
 	}
 	flush_batch(&ev);
-	drain_all_pages(NULL);
+	drain_range_pcp(req->start_pfn, req->nr_pages);
 
 	for_each_set_bit(i, isolated, nr_blocks) {
 		pfn = req->start_pfn + i * pageblock_nr_pages;
@@ -741,7 +757,7 @@ int regionpm_clear_blocks(unsigned long id, const unsigned long *pfns,
 		for_each_set_bit(i, &isolated, n)
 			evacuate_pageblock(&ev, pfns[i]);
 		flush_batch(&ev);
-		drain_all_pages(NULL);
+		drain_range_pcp(regionpm_start_pfn(id), regionpm_pages());
 		for_each_set_bit(i, &isolated, n) {
 			if (regionpm_range_free(pfns[i], pageblock_nr_pages) >= pageblock_nr_pages)
 				__set_bit(i, freed);
@@ -1094,7 +1110,7 @@ static int take_held(struct regionpm_region *r, unsigned long start, unsigned lo
 		}
 		cond_resched();
 	}
-	drain_all_pages(NULL);
+	drain_range_pcp(start, end - start);
 	return take_pages(start, end, take_held_run, res, extack);
 }
 
@@ -1148,7 +1164,7 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 			goto restore;
 		}
 	} else {
-		drain_all_pages(NULL);
+		drain_range_pcp(start, end - start);
 		in_use = atomic_long_read(&r->managed) - regionpm_region_free(r);
 		if (in_use > 0) {
 			NL_SET_ERR_MSG_FMT(extack, "region is not empty: %ld pages in use", in_use);
@@ -1242,7 +1258,7 @@ int regionpm_hold(unsigned long id, struct regionpm_sock *owner, u32 portid,
 		cond_resched();
 	}
 	/* Free pages of the region on per-cpu lists would still be handed out. */
-	drain_all_pages(NULL);
+	drain_range_pcp(start, end - start);
 	mutex_lock(&regionpm.park_lock);
 	r->hold->held_at = jiffies;
 	if (!renew) {
