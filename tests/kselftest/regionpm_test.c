@@ -2472,12 +2472,6 @@ static int read_file_times(const char *path, int times)
 	return 0;
 }
 
-/*
- * Map @path, fault every page in and return the pfn of the first one.
- * With MADV_RANDOM the unmap does not mark the pages accessed (no
- * recency for such a mapping), so this does not heat the cache; with
- * @keep the mapping stays in *@map.
- */
 /* A shared read-only mapping of @len bytes of @path, or NULL. */
 static void *map_file(const char *path, uint64_t len)
 {
@@ -2491,10 +2485,49 @@ static void *map_file(const char *path, uint64_t len)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-static uint64_t file_pfn(const char *path, uint64_t len, bool keep, void **map)
+/*
+ * Can the pageblock of @pfn (@block pages) be isolated, as far as
+ * /proc/kpageflags tells?  Reserved, slab and page-table pages refuse it
+ * and the kernel only reports such a pageblock: a file page there tests
+ * nothing (the cold file once landed next to the kernel image in region 0
+ * and nothing was dropped).
+ */
+#ifndef KPF_RESERVED
+#define KPF_RESERVED	32	/* kernel-internal flags start at 32 (fs/proc/page.c) */
+#endif
+
+static bool block_isolatable(uint64_t pfn, uint64_t block)
+{
+	const uint64_t bad = BIT64(KPF_RESERVED) | BIT64(KPF_SLAB) | BIT64(KPF_PGTABLE);
+	uint64_t *flags = calloc(block, sizeof(*flags)), i;
+	bool ok = false;
+	int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && flags &&
+	    pread(fd, flags, block * sizeof(*flags),
+		  (pfn & ~(block - 1)) * sizeof(*flags)) == (ssize_t)(block * sizeof(*flags))) {
+		ok = true;
+		for (i = 0; i < block && ok; i++)
+			ok = !(flags[i] & bad);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(flags);
+	return ok;
+}
+
+/*
+ * Map @path, fault every page in and return the pfn of the first page
+ * whose pageblock (@block pages) can be isolated, else of the first page.
+ * With MADV_RANDOM the unmap does not mark the pages accessed (no
+ * recency for such a mapping), so this does not heat the cache; with
+ * @keep the mapping stays in *@map.
+ */
+static uint64_t file_pfn(const char *path, uint64_t len, uint64_t block, bool keep,
+			 void **map)
 {
 	volatile const char *p;
-	uint64_t off, pfn;
+	uint64_t off, pfn, first;
 	void *m = map_file(path, len);
 
 	if (!m)
@@ -2503,7 +2536,14 @@ static uint64_t file_pfn(const char *path, uint64_t len, bool keep, void **map)
 		madvise(m, len, MADV_RANDOM);
 	for (p = m, off = 0; off < len; off += page_size())
 		(void)p[off];
-	pfn = pfn_of(m);
+	pfn = first = pfn_of(m);
+	for (off = 0; off < len; off += page_size()) {
+		pfn = pfn_of((const char *)m + off);
+		if (pfn && block_isolatable(pfn, block))
+			break;
+	}
+	if (off >= len)
+		pfn = first;
 	if (keep)
 		*map = m;
 	else
@@ -2550,9 +2590,9 @@ TEST_F_TIMEOUT(regionpm, compact_drop_keeps_hot_cache, 900)
 	ASSERT_EQ(0, write_text("/proc/sys/vm/drop_caches", "1"));
 	ASSERT_EQ(0, read_file_times(path[1], 3));	/* active: read three times */
 	ASSERT_EQ(0, read_file_times(path[2], 1));	/* cold: read once */
-	pfn[0] = file_pfn(path[0], len, true, &mapped);	/* mapped, stays mapped */
-	pfn[1] = file_pfn(path[1], len, false, NULL);
-	pfn[2] = file_pfn(path[2], len, false, NULL);
+	pfn[0] = file_pfn(path[0], len, self->pageblock, true, &mapped);	/* stays mapped */
+	pfn[1] = file_pfn(path[1], len, self->pageblock, false, NULL);
+	pfn[2] = file_pfn(path[2], len, self->pageblock, false, NULL);
 
 	/*
 	 * Cold first: a compaction of the hot files' ranges may drop cold
