@@ -1104,21 +1104,26 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	 * Parked memory comes back only when even every active region is too
 	 * little with the lower (unpark) headroom: park and unpark thresholds
 	 * differ, so noise cannot park and unpark one region over and over.
+	 *
+	 * Nor is the room the keep set keeps above the kernel's marks: with
+	 * reclaimable memory covering the headroom, free memory at the marks
+	 * is where the kernel keeps it anyway (kswapd evicts the coldest
+	 * cache), and whether that cache was worth a region is for the
+	 * reclaim watch (steals and refaults, reclaim_wants_memory()), the
+	 * growth check and PSI to judge.  Only half the marks must stay
+	 * free: below that the kernel is short of free pages whatever its
+	 * cache.  With the full marks (and the slack) asked for, cache that
+	 * crept up gave a region back for a few pages: fragment at 2 GiB
+	 * parked and unparked one region every 100 s of its hot phase
+	 * (MemFree 373 pages above the marks, MemAvailable six times the
+	 * headroom), once with a full region emptied into the one given back
+	 * (31,266 pages migrated); database at 2 GiB emptied a region
+	 * (32,768 pages moved), parked it, and gave it back a second later,
+	 * 669 pages below the marks.
 	 */
 	free_need = p->headroom > reclaimable ? p->headroom - reclaimable : 0;
-	/*
-	 * The same for the free pages the keep set keeps: unpark only when
-	 * they fall half the slack below what parking and emptying ask.
-	 * With reclaimable cache covering the headroom both sides asked the
-	 * same, and 186 pages of drift decided: fragment at 2 GiB unparked
-	 * a region "the active regions are too few" with MemFree 139 pages
-	 * short, and the next pass, 186 pages freer, found a region too many
-	 * and emptied one (31,266 pages migrated) into the region it had
-	 * just unparked.
-	 */
-	kept_low = kept_free - slack / 2;
-	reserve = free_need > kept_low ? free_need : kept_low;
-	need_low = used + reserve;
+	kept_low = marks ? marks / 2 : slack / 2;
+	need_low = used + (free_need > kept_low ? free_need : kept_low);
 	sum->cache_reserve = cache_room;
 
 	/* Dearest to empty first: find the bucket where the capacity suffices. */
