@@ -597,8 +597,17 @@ static int compact_range(const struct regionpm_compact_req *req,
 		else
 			__set_bit(i, isolated);
 	}
-	/* Pages on per-cpu LRU batches are invisible to isolation. */
-	lru_add_drain_all();
+	/*
+	 * As alloc_contig_range() and memory offlining do: drain the per-cpu
+	 * LRU batches, whose folios are invisible to isolation, and the
+	 * per-cpu buffer_head LRUs, whose references make block-device
+	 * folios fail buffer_migrate_folio_norefs(); and until the end, put
+	 * folios straight back on the LRU.  A folio that failed to move
+	 * would otherwise sit in a batch, off the LRU: the region's
+	 * breakdown would count it as a kernel page, and the daemon would
+	 * not see the page cache that keeps the region busy.
+	 */
+	lru_cache_disable();
 	drain_range_pcp(req->start_pfn, req->nr_pages);
 
 	for (i = 0; i < nr_blocks && !ret && !ev.no_room; i++) {
@@ -610,6 +619,7 @@ static int compact_range(const struct regionpm_compact_req *req,
 		cond_resched();
 	}
 	flush_batch(&ev);
+	lru_cache_enable();
 	drain_range_pcp(req->start_pfn, req->nr_pages);
 
 	for_each_set_bit(i, isolated, nr_blocks) {
@@ -752,11 +762,12 @@ int regionpm_clear_blocks(unsigned long id, const unsigned long *pfns,
 		if (isolate_block(pfns[i], &before[i]))
 			__set_bit(i, &isolated);
 	if (isolated) {
-		/* Pages on per-cpu LRU batches are invisible to isolation. */
-		lru_add_drain_all();
+		/* LRU batches and buffer_head LRUs: see compact_range(). */
+		lru_cache_disable();
 		for_each_set_bit(i, &isolated, n)
 			evacuate_pageblock(&ev, pfns[i]);
 		flush_batch(&ev);
+		lru_cache_enable();
 		drain_range_pcp(regionpm_start_pfn(id), regionpm_pages());
 		for_each_set_bit(i, &isolated, n) {
 			if (regionpm_range_free(pfns[i], pageblock_nr_pages) >= pageblock_nr_pages)

@@ -50,6 +50,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include <linux/capability.h>
@@ -2625,6 +2626,83 @@ TEST_F_TIMEOUT(regionpm, compact_drop_keeps_hot_cache, 900)
 		}
 	}
 	munmap(mapped, len);
+}
+
+/*
+ * A page that cannot move (here: an anonymous page a pipe holds a reference
+ * to, through vmsplice()) is back on the LRU when the compaction returns,
+ * not left in a per-cpu LRU batch.  Off the LRU it would look like a kernel
+ * page in the region's breakdown and in /proc/kpageflags, and the daemon
+ * could not tell page cache that will not move (metadata buffers a journal
+ * pins) from slab.  Once the pipe lets go, the page moves.
+ */
+TEST_F_TIMEOUT(regionpm, compact_failure_back_on_lru, 300)
+{
+	const uint64_t len = 16 * MiB;
+	struct compact_req rq = { .mode = REGIONPM_COMPACT_MODE_MIGRATE, .has_range = true };
+	struct rpm_compact_res res = { };
+	struct rpm_ack ack;
+	uint64_t off, pfn = 0, flags = 0;
+	struct iovec iov;
+	int pipefd[2] = { -1, -1 }, fd, err;
+	char *buf;
+
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	/* small folios: a THP would be split or fail as a whole */
+	madvise(buf, len, MADV_NOHUGEPAGE);
+	memset(buf, 0x5a, len);
+	/*
+	 * A page with a pipe reference in a pageblock the kernel isolates and
+	 * evacuates.  kpageflags shows slab and page tables, not every kernel
+	 * page that keeps a pageblock from isolation: a compaction that moved
+	 * nothing and failed nothing could not isolate the pageblock; try the
+	 * next one.
+	 */
+	for (off = 0; off < len; off += self->pageblock * self->pgsz) {
+		pfn = pfn_of(buf + off);
+		if (!pfn || !block_isolatable(pfn, self->pageblock))
+			continue;
+		ASSERT_EQ(0, pipe(pipefd));
+		iov.iov_base = buf + off;
+		iov.iov_len = self->pgsz;
+		ASSERT_EQ((ssize_t)self->pgsz, vmsplice(pipefd[1], &iov, 1, 0));
+		rq.id = pfn / self->region_pages;
+		rq.start_pfn = pfn & ~(self->pageblock - 1);
+		rq.nr_pages = self->pageblock;
+		err = rpm_compact(&self->rpm, &rq, &res, &ack);
+		ASSERT_EQ(0, err) TH_LOG("compacting pageblock %#" PRIx64 ": %s \"%s\"",
+					 rq.start_pfn, strerror(-err), ack.msg);
+		if (res.migrated + res.failed)
+			break;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		pipefd[0] = -1;
+	}
+	ASSERT_LE(0, pipefd[0]) TH_LOG("no pageblock of %" PRIu64 " MiB of anonymous memory"
+				       " could be evacuated", len / MiB);
+	fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)sizeof(flags), pread(fd, &flags, sizeof(flags), pfn * sizeof(flags)));
+	close(fd);
+	TH_LOG("page at pfn %#" PRIx64 " with a pipe reference: migrated %" PRIu64 ", failed %"
+	       PRIu64 ", skipped %" PRIu64 " (first obstacle %s), now at %#" PRIx64
+	       ", flags %#" PRIx64, pfn, res.migrated, res.failed, res.skipped,
+	       obstacle_name(res.obstacle), pfn_of(buf + off), flags);
+	EXPECT_LE(1UL, res.failed) TH_LOG("the referenced page did not count as failed");
+	EXPECT_EQ(pfn, pfn_of(buf + off)) TH_LOG("a page a pipe references moved");
+	EXPECT_NE(0ULL, flags & BIT64(KPF_LRU)) TH_LOG("the page is off the LRU after the call");
+	EXPECT_NE(0ULL, flags & BIT64(KPF_ANON));
+
+	close(pipefd[0]);
+	close(pipefd[1]);
+	err = rpm_compact(&self->rpm, &rq, &res, &ack);
+	ASSERT_EQ(0, err) TH_LOG("compacting again: %s \"%s\"", strerror(-err), ack.msg);
+	EXPECT_NE(pfn, pfn_of(buf + off)) TH_LOG("the page stayed after the pipe closed"
+						 " (migrated %" PRIu64 ", failed %" PRIu64 ")",
+						 res.migrated, res.failed);
+	EXPECT_EQ(0x5a, buf[off]);
+	munmap(buf, len);
 }
 
 /* ------------------------------------------------------------------------
