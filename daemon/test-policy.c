@@ -2068,6 +2068,48 @@ static void test_holds(void **state)
 	assert_true(w.out[0].region == 6 || w.out[0].region == 7);
 }
 
+/*
+ * A target whose breakdown is still to be read is held in the same pass as
+ * the others, before any target is emptied: the moves out of the cheaper
+ * targets cannot land in its free pages and move a second time.
+ */
+static void test_holds_unscanned_targets(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	set_used(&w, 7, 500, 0);		/* cheapest: emptied first */
+	set_used(&w, 6, 12000, 0);
+	w.r[6].detail.valid = false;		/* not scanned yet */
+	w.sys.can_hold = true;
+	w.sys.hold_timeout = 60 * SEC;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_SCAN, 6));
+	assert_true(has(&w, RPM_ACT_HOLD, 6));
+	assert_true(works(&w, 7));
+	assert_false(works(&w, 6));
+	for (size_t i = 0; i < w.n; i++) {
+		if (w.out[i].region == 7 && (w.out[i].kind == RPM_ACT_COMPACT ||
+					     w.out[i].kind == RPM_ACT_PARK))
+			break;
+		if (w.out[i].kind == RPM_ACT_HOLD && w.out[i].region == 6)
+			goto held_first;
+	}
+	fail_msg("region 6 must be held before region 7 is emptied");
+held_first:
+	/* Its scan finds slab: the hold ends at the next pass. */
+	w.r[6].state = RPM_REGION_HELD;
+	w.r[6].ours = true;
+	w.r[6].hold_since = w.sys.now;
+	w.r[6].detail.valid = true;
+	w.r[6].detail.when = w.sys.now;
+	w.r[6].detail.slab = 10;
+	w.sys.now += SEC;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 6));
+}
+
 /* One target is planned to its end (calls, then a compacting park) before the next. */
 static void test_one_target_at_a_time(void **state)
 {
@@ -2315,6 +2357,7 @@ int main(void)
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),
 		cmocka_unit_test(test_holds),
+		cmocka_unit_test(test_holds_unscanned_targets),
 		cmocka_unit_test(test_one_target_at_a_time),
 		cmocka_unit_test(test_zone_floor),
 		cmocka_unit_test(test_max_parked_pct),
