@@ -1314,11 +1314,16 @@ static void hold_targets(struct pass *p)
 		 * (fragment at 8 GiB: two regions scanned a pass late took
 		 * 26,600 pages and were emptied in turn; moved/resident 2.64).
 		 * If the scan finds it cannot be emptied, the hold ends at the
-		 * next pass.
+		 * next pass.  One with pages the allocator does not manage
+		 * (reserved pages, holes: the kernel's own regions, which a
+		 * first pass has not scanned either) waits for its scan: the
+		 * kernel would refuse the hold.
 		 */
 		classify(p, r, &pl);
-		if (pl.klass != K_MOVABLE || !parkable_once_empty(p, r, &pl) ||
-		    (pl.need_scan && !worth_it(p->cfg, pl.migrate)))
+		if (pl.klass != K_MOVABLE || !parkable_once_empty(p, r, &pl))
+			continue;
+		if (pl.need_scan && (!worth_it(p->cfg, pl.migrate) ||
+				     r->managed_pages + r->parked_pages < r->spanned_pages))
 			continue;
 		/*
 		 * Its moves, and those of the targets held before it, must fit

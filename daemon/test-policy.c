@@ -2082,11 +2082,17 @@ static void test_holds_unscanned_targets(void **state)
 	set_used(&w, 7, 500, 0);		/* cheapest: emptied first */
 	set_used(&w, 6, 12000, 0);
 	w.r[6].detail.valid = false;		/* not scanned yet */
+	set_used(&w, 5, 12000, 0);
+	w.r[5].detail.valid = false;		/* ... and with reserved pages */
+	w.r[5].managed_pages -= 3000;
+	w.r[5].free_pages -= 3000;
 	w.sys.can_hold = true;
 	w.sys.hold_timeout = 60 * SEC;
 	decide(&w);
 	assert_true(has(&w, RPM_ACT_SCAN, 6));
 	assert_true(has(&w, RPM_ACT_HOLD, 6));
+	assert_true(has(&w, RPM_ACT_SCAN, 5));
+	assert_false(has(&w, RPM_ACT_HOLD, 5));
 	assert_true(works(&w, 7));
 	assert_false(works(&w, 6));
 	for (size_t i = 0; i < w.n; i++) {
