@@ -178,11 +178,44 @@ kernel_reserve() {
 	     END { if (z) end_zone(); print s + 0 }' /proc/zoneinfo
 }
 
+# Stop the daemon between two passes, while the judge walks the regions:
+# its counters are written after every pass, so in the middle of one (a
+# pass that empties several regions takes seconds at 8 GiB) the regions it
+# had emptied read as empty while their moves were not yet counted, and
+# moved/resident counted them as moves for nothing (fragment at 8 GiB,
+# 20261206T034410Z: regions 75 and 76, emptied during the end-of-frees
+# snapshot: 1.98).  Stopped in its event loop's wait (epoll_wait,
+# epoll_pwait, epoll_pwait2 in /proc/PID/syscall, which a stopped task
+# still shows), it is between passes; else it runs on for 50 ms and is
+# tried again, for at most 30 s.
+daemon_pause() {
+	local i j
+	[ -n "$daemon_pid" ] || return 0
+	for i in $(seq 1 600); do
+		kill -STOP "$daemon_pid" 2>/dev/null || return 0
+		for j in $(seq 1 100); do
+			[ "$(awk '{ print $3 }' "/proc/$daemon_pid/stat" 2>/dev/null)" = T ] && break
+			sleep 0.01
+		done
+		case "$(cut -d' ' -f1 "/proc/$daemon_pid/syscall" 2>/dev/null)" in
+		232|281|441) return 0 ;;
+		esac
+		kill -CONT "$daemon_pid"
+		sleep 0.05
+	done
+	log "the daemon did not stop between two passes within 30 s; snapshot taken while it runs"
+	kill -STOP "$daemon_pid" 2>/dev/null
+	return 0
+}
+daemon_resume() { [ -z "$daemon_pid" ] || kill -CONT "$daemon_pid" 2>/dev/null; return 0; }
+
 # A full snapshot: per-region judge JSON plus the counters, under name N.
 snapshot() { # name
+	daemon_pause
 	"$judge" -j -k "$(kernel_reserve)" > "$work/snap.$1.json"
 	put "snap.$1.t" "$(since "$T0")"
 	read -r a b < <(daemon_counters); put "snap.$1.daemon_migrated" "$a"; put "snap.$1.daemon_dropped" "$b"
+	daemon_resume
 	read -r a b < <(daemon_cpu); put "snap.$1.daemon_ctxt" "$a"; put "snap.$1.daemon_ticks" "$b"
 	put "snap.$1.pgmigrate_success" "$(vm pgmigrate_success)"
 	put "snap.$1.dropped" "$(cat "$work/dropped")"
