@@ -1323,7 +1323,7 @@ static void hold_targets(struct pass *p)
 		if (pl.klass != K_MOVABLE || !parkable_once_empty(p, r, &pl))
 			continue;
 		if (pl.need_scan && (!worth_it(p->cfg, pl.migrate) ||
-				     r->managed_pages + r->parked_pages < r->spanned_pages))
+				     region_size(r) < r->spanned_pages))
 			continue;
 		/*
 		 * Its moves, and those of the targets held before it, must fit
