@@ -230,6 +230,15 @@ run_test() {
 	splat=$(dmesg | tail -n +"$((dmesg_before + 1))" | grep -E -A12 "$splat_re" | head -n 40)
 	[ -n "$splat" ] && problems+="kernel log:"$'\n'"$splat"$'\n'
 
+	# The failing subtest can lie before the last lines (khugepaged prints
+	# one line per subtest, "Fail" in colour), and the console keeps only
+	# a tail: name every line that says it failed.
+	local failed
+	if [ -n "$problems" ]; then
+		failed=$(grep -n -a -E -i 'fail|not ok|error' "$log" | sed 's/\x1b\[[0-9;]*m//g' | head -n 20)
+		[ -n "$failed" ] && problems+="lines of output that report a failure:"$'\n'"$failed"$'\n'
+	fi
+
 	if [ -z "$problems" ]; then
 		tap_ok "$name"
 	else
