@@ -31,6 +31,8 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
+#include <asm/dma.h>
+
 #include "internal.h"
 #include "regionpm_internal.h"
 
@@ -620,7 +622,8 @@ void regionpm_managed_changed(struct page *page, long count)
  */
 bool regionpm_boot_free_to_head(enum meminit_context context)
 {
-	if (context != MEMINIT_EARLY || !READ_ONCE(bias) || !enable)
+	if (context != MEMINIT_EARLY || !READ_ONCE(bias) || !enable ||
+	    regionpm_boot_bottom_up())
 		return false;
 	/* Pairs with the release in regionpm_init(): not started yet. */
 	return !smp_load_acquire(&initialised);
@@ -661,6 +664,58 @@ early_param("regionpm.enable", boot_enable_param);
 bool regionpm_boot_no_defer(void)
 {
 	return boot_bias && !boot_disabled;
+}
+
+/*
+ * With movablecore= (or kernelcore=) the top of each node is ZONE_MOVABLE,
+ * and the top-down placement above splits the unmovable boot memory in
+ * two: memblock (the memmap, about 1.6 % of memory, and the per-CPU and
+ * node data) at the top of the node, inside ZONE_MOVABLE, and the early
+ * slab at the top of the zones below it, in another region.  With
+ * regionpm.bottom_up=1 memblock allocates bottom-up for the whole of boot,
+ * as it does with movable_node until the SRAT is parsed, and the buddy
+ * lists keep their ascending order: all of it then lies in the lowest
+ * regions of each node, next to the kernel image and below the memory the
+ * bias keeps for movable pages.  The price is the low memory memblock
+ * takes, ZONE_DMA's 16 MiB on x86 included (legacy GFP_DMA users).
+ */
+static bool boot_bottom_up __ro_after_init;
+
+static int __init boot_bottom_up_param(char *val)
+{
+	return kstrtobool(val ?: "1", &boot_bottom_up);
+}
+early_param("regionpm.bottom_up", boot_bottom_up_param);
+
+bool regionpm_boot_bottom_up(void)
+{
+	return boot_bottom_up && !boot_disabled;
+}
+
+/*
+ * Where a bottom-up memblock allocation in [@start, @end) starts looking
+ * (memblock falls back to @start when nothing fits above).  Kernel
+ * allocations prefer the highest zone below ZONE_MOVABLE, so the early
+ * slab lies at the bottom of ZONE_NORMAL: memblock's memory goes there
+ * too, rather than into DMA32, which stays for devices that need it.
+ * Below that, ZONE_DMA stays for legacy GFP_DMA users.
+ */
+phys_addr_t regionpm_memblock_floor(phys_addr_t start, phys_addr_t end)
+{
+	phys_addr_t floor = 0;
+
+	if (!regionpm_boot_bottom_up())
+		return start;
+#if defined(CONFIG_ZONE_DMA32) && defined(MAX_DMA32_PFN)
+	if (end > PFN_PHYS(MAX_DMA32_PFN) &&
+	    memblock_end_of_DRAM() > PFN_PHYS(MAX_DMA32_PFN))
+		floor = PFN_PHYS(MAX_DMA32_PFN);
+#endif
+#if defined(CONFIG_ZONE_DMA) && defined(MAX_DMA_PFN)
+	if (!floor && end > PFN_PHYS(MAX_DMA_PFN))
+		floor = PFN_PHYS(MAX_DMA_PFN);
+#endif
+	return max(start, floor);
 }
 
 /*

@@ -310,6 +310,7 @@ struct rpm_info {
 };
 
 #define RPM_MAX_ZONES 4
+#define RPM_MAX_NODES 64
 
 struct rpm_region {
 	uint64_t present;
@@ -5073,6 +5074,94 @@ TEST_F(regionpm, bias_at_boot_keeps_kernel_pages_with_reserved)
 	       nres, stray);
 	EXPECT_EQ((uint64_t)0, stray);
 	regions_free(&rs);
+}
+
+/*
+ * regionpm.bottom_up=1 (with movablecore=): memblock's allocations (the
+ * memmap above all) and the early slab lie in the lowest regions of each
+ * node, so no region of ZONE_MOVABLE holds a reserved, slab or page-table
+ * page, and per node the regions that do are at most the ones their pages
+ * fill plus one.  Top-down, the memmap pinned the top region of
+ * ZONE_MOVABLE and the early slab the top of DMA32: three regions on a
+ * 2 GiB guest with movablecore=50%, where one holds it all.
+ */
+/*
+ * Pages of [@pfn, @pfn + @n) that /proc/iomem does not list as System RAM
+ * (firmware tables, holes): their struct pages are reserved too, but
+ * no placement of the kernel's could have put them elsewhere.  -1 if
+ * /proc/iomem cannot be read.
+ */
+static int64_t pages_outside_ram(uint64_t pfn, uint64_t n)
+{
+	uint64_t ram = 0, end = pfn + n;
+	char line[256];
+	FILE *f = fopen("/proc/iomem", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+		uint64_t lo, hi;
+
+		/* Top-level entries only: nested ones lie inside these. */
+		if (line[0] == ' ' || !strstr(line, " : System RAM") ||
+		    sscanf(line, "%llx-%llx", &a, &b) != 2)
+			continue;
+		lo = a / 4096 > pfn ? a / 4096 : pfn;
+		hi = (b + 1) / 4096 < end ? (b + 1) / 4096 : end;
+		if (hi > lo)
+			ram += hi - lo;
+	}
+	fclose(f);
+	return (int64_t)(n - ram);
+}
+
+TEST_F(regionpm, bottom_up_at_boot_keeps_unmovable_low)
+{
+	uint64_t pages[RPM_MAX_NODES] = { 0 }, rp = 0;
+	int holders[RPM_MAX_NODES] = { 0 }, in_movable = 0, n;
+	struct regions rs = { 0 };
+	struct rpm_ack ack;
+	int i, err;
+
+	if (!kernel_cmdline_has("regionpm.bottom_up=1"))
+		SKIP(return, "booted without regionpm.bottom_up=1");
+	err = regions_dump(&self->rpm, true, &rs, &ack);
+	ASSERT_EQ(0, err) TH_LOG("detail dump: %s \"%s\"", strerror(-err), ack.msg);
+	for (i = 0; i < rs.n; i++) {
+		const struct rpm_region *r = &rs.r[i];
+		int64_t hole = pages_outside_ram(r->start_pfn, r->spanned);
+		uint64_t res = r->detail[REGIONPM_A_DETAIL_RESERVED], unmov;
+
+		ASSERT_LE(0, hole) TH_LOG("/proc/iomem: %s", strerror(errno));
+		ASSERT_LT(r->node, (uint32_t)RPM_MAX_NODES);
+		/* Reserved struct pages of firmware ranges are not boot memory. */
+		res = res > (uint64_t)hole ? res - hole : 0;
+		unmov = res + r->detail[REGIONPM_A_DETAIL_SLAB] +
+			r->detail[REGIONPM_A_DETAIL_PAGE_TABLE];
+		rp = r->spanned > rp ? r->spanned : rp;
+		if (!unmov)
+			continue;
+		TH_LOG("region %u (node %u, %s): %" PRIu64 " reserved in RAM, %" PRIu64
+		       " slab, %" PRIu64 " page-table pages", r->id, r->node,
+		       r->nzones ? r->zones[0] : "?", res,
+		       (uint64_t)r->detail[REGIONPM_A_DETAIL_SLAB],
+		       (uint64_t)r->detail[REGIONPM_A_DETAIL_PAGE_TABLE]);
+		holders[r->node]++;
+		pages[r->node] += unmov;
+		if (r->nzones == 1 && !strcmp(r->zones[0], "Movable"))
+			in_movable++;
+	}
+	regions_free(&rs);
+	ASSERT_NE((uint64_t)0, rp);
+	EXPECT_EQ(0, in_movable);
+	for (n = 0; n < RPM_MAX_NODES; n++) {
+		if (!holders[n])
+			continue;
+		EXPECT_LE((uint64_t)holders[n], (pages[n] + rp - 1) / rp + 1)
+			TH_LOG("node %d: %d regions hold its %" PRIu64 " unmovable pages",
+			       n, holders[n], pages[n]);
+	}
 }
 
 /*

@@ -44,6 +44,8 @@ void regionpm_free_block_movable(struct zone *zone, struct page *page,
 void regionpm_managed_changed(struct page *page, long count);
 bool regionpm_boot_free_to_head(enum meminit_context context);
 bool regionpm_boot_no_defer(void);
+bool regionpm_boot_bottom_up(void);
+phys_addr_t regionpm_memblock_floor(phys_addr_t start, phys_addr_t end);
 
 /*
  * A block of 2^order pages goes onto a free list.  Returns whether it should
@@ -223,6 +225,16 @@ static inline bool regionpm_boot_free_to_head(enum meminit_context context)
 static inline bool regionpm_boot_no_defer(void)
 {
 	return false;
+}
+
+static inline bool regionpm_boot_bottom_up(void)
+{
+	return false;
+}
+
+static inline phys_addr_t regionpm_memblock_floor(phys_addr_t start, phys_addr_t end)
+{
+	return start;
 }
 #endif
 
