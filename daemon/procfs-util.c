@@ -619,3 +619,72 @@ uint64_t procfs_kb_to_pages(uint64_t kb, uint64_t page_size)
 		return 0;
 	return kb / (page_size / 1024);
 }
+
+/* kstrtobool() on the @n characters at @v: false if they are not a boolean. */
+static bool parse_bool(const char *v, size_t n, bool *out)
+{
+	if (!n)
+		return false;
+	switch (v[0]) {
+	case 'y': case 'Y': case 't': case 'T': case '1':
+		*out = true;
+		return true;
+	case 'n': case 'N': case 'f': case 'F': case '0':
+		*out = false;
+		return true;
+	case 'o': case 'O':
+		if (n < 2)
+			return false;
+		if (v[1] == 'n' || v[1] == 'N')
+			*out = true;
+		else if (v[1] == 'f' || v[1] == 'F')
+			*out = false;
+		else
+			return false;
+		return true;
+	}
+	return false;
+}
+
+bool procfs_cmdline_bool(const char *cmdline, const char *param)
+{
+	size_t len = strlen(param);
+	const char *w = cmdline;
+	bool on = false;
+
+	if (!len)
+		return false;
+	while (w && *w) {
+		size_t n;
+
+		w += strspn(w, " \t\n");
+		n = strcspn(w, " \t\n");
+		if (n >= len && !strncmp(w, param, len)) {
+			if (n == len)
+				on = true;	/* a bare boolean parameter means on */
+			else if (w[len] == '=')
+				parse_bool(w + len + 1, n - len - 1, &on);	/* bad: unchanged */
+		}
+		w += n;
+	}
+	return on;
+}
+
+int procfs_read_cmdline_bool(const char *root, const char *param, bool *on)
+{
+	char path[4096], buf[4096];
+	size_t n;
+	FILE *f;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s%s", root ? root : "", RPM_PROC_CMDLINE) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	*on = procfs_cmdline_bool(buf, param);
+	return 0;
+}

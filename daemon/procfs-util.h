@@ -17,6 +17,7 @@
 #define RPM_PROC_MEMINFO		"/proc/meminfo"
 #define RPM_PROC_VMSTAT			"/proc/vmstat"
 #define RPM_PROC_ZONEINFO		"/proc/zoneinfo"
+#define RPM_PROC_CMDLINE		"/proc/cmdline"
 
 /* One line of a PSI file; averages as percent * 100 (exact, no floats). */
 struct rpm_psi_line {
@@ -117,6 +118,15 @@ struct rpm_zoneinfo {
 int procfs_parse_zoneinfo(const char *text, struct rpm_zoneinfo *z);
 /* Read root/proc/zoneinfo line by line (it grows with CPUs and nodes). */
 int procfs_read_zoneinfo(const char *root, struct rpm_zoneinfo *z);
+
+/*
+ * Whether the kernel command line @cmdline has the parameter @param set to
+ * true: "param", "param=1", "param=y"... (kstrtobool's spelling, the
+ * last occurrence wins, as the kernel's own parsing).
+ */
+bool procfs_cmdline_bool(const char *cmdline, const char *param);
+/* The same for root/proc/cmdline; -errno if it cannot be read. */
+int procfs_read_cmdline_bool(const char *root, const char *param, bool *on);
 
 /* kB to pages of page_size bytes (rounded down); 0 for a bad page size. */
 uint64_t procfs_kb_to_pages(uint64_t kb, uint64_t page_size);

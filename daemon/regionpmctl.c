@@ -1590,6 +1590,7 @@ out:
  */
 static void check_movable(void)
 {
+	bool bottom_up = false;
 	struct rpm_zoneinfo z;
 	int r = procfs_read_zoneinfo(NULL, &z);
 
@@ -1609,6 +1610,16 @@ static void check_movable(void)
 	       z.movable_pages * PAGE_BYTES >> 20, z.managed_pages * PAGE_BYTES >> 20,
 	       z.movable_pages * 100 / z.managed_pages,
 	       (z.managed_pages - z.movable_pages) * PAGE_BYTES >> 20);
+	/*
+	 * memblock is top-down: the memory map (1.6 % of memory) lies at the
+	 * top of the node, in ZONE_MOVABLE, where it pins a region for good
+	 * unless the patched kernel was booted with regionpm.bottom_up=1.
+	 */
+	if (access("/sys/module/regionpm/parameters/bias", F_OK) == 0 &&
+	    procfs_read_cmdline_bool(NULL, "regionpm.bottom_up", &bottom_up) == 0 && !bottom_up)
+		printf("%-8s boot memory: booted without regionpm.bottom_up=1, so the memory map "
+		       "and other boot allocations lie at the top of ZONE_MOVABLE and keep a "
+		       "region there from ever being emptied (see regionpm.rst)\n", "INFO");
 }
 
 /*

@@ -391,6 +391,36 @@ static void test_fuzz_no_crash(void **state)
 	}
 }
 
+/* Kernel command line booleans, as the kernel's early parameters read them. */
+static void test_cmdline_bool(void **state)
+{
+	const char *p = "regionpm.bottom_up";
+	bool on = true;
+
+	(void)state;
+	assert_false(procfs_cmdline_bool("ro quiet movablecore=50%\n", p));
+	assert_true(procfs_cmdline_bool("ro regionpm.bottom_up=1 quiet\n", p));
+	assert_true(procfs_cmdline_bool("regionpm.bottom_up", p));
+	assert_true(procfs_cmdline_bool("regionpm.bottom_up=on", p));
+	assert_true(procfs_cmdline_bool("a regionpm.bottom_up=Y", p));
+	assert_false(procfs_cmdline_bool("regionpm.bottom_up=0", p));
+	assert_false(procfs_cmdline_bool("regionpm.bottom_up=off", p));
+	/* The last occurrence wins; a bad value changes nothing. */
+	assert_false(procfs_cmdline_bool("regionpm.bottom_up=1 regionpm.bottom_up=n", p));
+	assert_true(procfs_cmdline_bool("regionpm.bottom_up=1 regionpm.bottom_up=maybe", p));
+	assert_false(procfs_cmdline_bool("regionpm.bottom_up=", p));
+	/* Another parameter with the same prefix is not this one. */
+	assert_false(procfs_cmdline_bool("regionpm.bottom_up_x=1 xregionpm.bottom_up=1", p));
+	assert_false(procfs_cmdline_bool("", p));
+	assert_false(procfs_cmdline_bool("regionpm.bottom_up=1", ""));
+
+	assert_int_equal(procfs_read_cmdline_bool(root(), "movablecore", &on), 0);
+	assert_false(on);
+	assert_int_equal(procfs_read_cmdline_bool(root(), "regionpm.bias", &on), 0);
+	assert_true(on);
+	assert_int_equal(procfs_read_cmdline_bool("/nonexistent-root", p, &on), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -404,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_vmstat_malformed),
 		cmocka_unit_test(test_zoneinfo),
 		cmocka_unit_test(test_fuzz_no_crash),
+		cmocka_unit_test(test_cmdline_bool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
