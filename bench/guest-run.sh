@@ -119,7 +119,7 @@ start_regionpmd() {
 	daemon_pid=$!
 }
 cfg_regionpmd_start() { start_regionpmd; }
-cfg_movable_start() { start_regionpmd; }	# movablecore=50% on the kernel command line
+cfg_movable_start() { start_regionpmd; }	# movablecore=50% regionpm.bottom_up=1 on the command line
 # The same daemon on the stock kernel (no series): its stock backend
 # offlines memory blocks.
 cfg_regionpmd-stock_start() { start_regionpmd; }

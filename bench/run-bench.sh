@@ -16,7 +16,7 @@
 #   BENCH_SIZES="2G 8G"   guest memory sizes (128 MiB regions: memory block;
 #                         8G = 64 regions)
 #   BENCH_CONFIGS="stock proactive naive damon bias regionpmd regionpmd-stock
-#                 offline-peer"  (also: movable = regionpmd with movablecore=50%,
+#                 offline-peer"  (also: movable = regionpmd with movablecore=50% and regionpm.bottom_up=1,
 #                         (g), not in the default set)
 #   BENCH_HOT_SECS=125    the hot phase ends this long after the frees
 #                         (snapshots at 30, 60 and 120 s need more than 120)
@@ -57,7 +57,7 @@ cfg_append() {
 	# kernel's early allocations stay with the memmap (regionpm(7))
 	bias|regionpmd|demo) echo regionpm.bias=1 ;;
 	# half of memory in ZONE_MOVABLE, as virtio-mem/CXL/auto-movable set it up
-	movable) echo regionpm.bias=1 movablecore=50% ;;
+	movable) echo regionpm.bias=1 regionpm.bottom_up=1 movablecore=50% ;;
 	esac
 }
 
