@@ -2116,6 +2116,60 @@ held_first:
 	assert_true(has(&w, RPM_ACT_UNPARK, 6));
 }
 
+/*
+ * A region that waits for its back-off to end (given back for growth) and
+ * is mostly empty is held while the targets' pages move, so that they do
+ * not land in it and move again when it is emptied after its back-off;
+ * held, its free pages are no room for the plan.  Once the back-off ends
+ * it is a target like the others, its hold kept.
+ */
+static void test_holds_backing_off_regions(void **state)
+{
+	struct world w;
+	bool held_first = false;
+
+	(void)state;
+	world_init(&w);
+	set_used(&w, 7, 6000, 0);		/* cheap to empty, but backing off */
+	w.r[7].backoff_until = w.sys.now + 3 * SEC;
+	set_used(&w, 6, 9000, 0);		/* the target */
+	w.sys.can_hold = true;
+	w.sys.hold_timeout = 60 * SEC;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_HOLD, 7));
+	assert_false(works(&w, 7));
+	assert_true(works(&w, 6));
+	for (size_t i = 0; i < w.n; i++) {
+		if (w.out[i].region == 6 && (w.out[i].kind == RPM_ACT_COMPACT ||
+					     w.out[i].kind == RPM_ACT_PARK))
+			break;
+		if (w.out[i].kind == RPM_ACT_HOLD && w.out[i].region == 7)
+			held_first = true;
+	}
+	assert_true(held_first);
+	/* Nothing to move: no hold for it. */
+	world_init(&w);
+	set_used(&w, 7, 6000, 0);
+	w.r[7].backoff_until = w.sys.now + 3 * SEC;
+	w.sys.can_hold = true;
+	w.sys.hold_timeout = 60 * SEC;
+	for (uint32_t i = 2; i < 7; i++)
+		set_used(&w, i, RP - 100, 0);	/* full: no target */
+	decide(&w);
+	assert_false(has(&w, RPM_ACT_HOLD, 7));
+	/* Held, and its back-off over: emptied, the hold kept. */
+	world_init(&w);
+	set_used(&w, 7, 6000, 0);
+	w.r[7].state = RPM_REGION_HELD;
+	w.r[7].ours = true;
+	w.r[7].hold_since = w.sys.now;
+	w.sys.can_hold = true;
+	w.sys.hold_timeout = 60 * SEC;
+	decide(&w);
+	assert_false(has(&w, RPM_ACT_UNPARK, 7));
+	assert_true(works(&w, 7));
+}
+
 /* One target is planned to its end (calls, then a compacting park) before the next. */
 static void test_one_target_at_a_time(void **state)
 {
@@ -2364,6 +2418,7 @@ int main(void)
 		cmocka_unit_test(test_pinned_rescan_backoff),
 		cmocka_unit_test(test_holds),
 		cmocka_unit_test(test_holds_unscanned_targets),
+		cmocka_unit_test(test_holds_backing_off_regions),
 		cmocka_unit_test(test_one_target_at_a_time),
 		cmocka_unit_test(test_zone_floor),
 		cmocka_unit_test(test_max_parked_pct),
