@@ -171,18 +171,22 @@ hugepages() { # N: size the hugetlb pool (0 gives it back to the buddy allocator
 
 # ---- running one test ----
 
-vmstat_keys="pgmigrate_success pgmigrate_fail thp_migration_success compact_stall compact_success thp_fault_alloc thp_collapse_alloc"
+vmstat_keys="pgmigrate_success pgmigrate_fail thp_migration_success compact_stall compact_success thp_fault_alloc thp_collapse_alloc thp_collapse_alloc_failed thp_split_page"
 splat_re='(WARNING:|BUG:|Oops|KASAN|UBSAN|possible circular locking|sleeping function called|Bad page)'
 
 # run_test NAME ALLOWED-SKIP-REGEX REQUIREMENT... -- COMMAND [ARG...]
-# A requirement is a have_* function or "hugepages N".
+# A requirement is a have_* function or "hugepages N".  "retry REGEX": if
+# the test fails, and every output line that reports a failure matches
+# REGEX (a subtest known to fail now and then with or without the bias),
+# it runs once more and the second run decides; both are reported.
 run_test() {
-	local name=$1 allow=$2
+	local name=$1 allow=$2 retry_re=
 	shift 2
 	why_not= why_fail=
 	while [ "$1" != -- ]; do
 		case "$1" in
 		hugepages) hugepages "$2"; shift ;;
+		retry) retry_re=$2; shift ;;
 		*) "$1" ;;
 		esac
 		shift
@@ -201,7 +205,32 @@ run_test() {
 	while [ "$1" != -- ]; do shift; done
 	shift
 
-	local dmesg_before start end rc secs vmstat_before
+	local attempt problems failed first=
+	for attempt in 1 2; do
+		run_once "$@"
+		[ -z "$problems" ] && break
+		[ "$attempt" = 1 ] && [ -n "$retry_re" ] && [ -z "$splat" ] && [ -n "$failed" ] &&
+			! grep -qvE -- "$retry_re" <<< "$failed" || break
+		first=$failed
+		echo "# $name: failed only in a subtest known to fail now and then with or without the bias; once more:"
+		sed 's/^/#   /' <<< "$failed"
+	done
+
+	if [ -z "$problems" ]; then
+		if [ -n "$first" ]; then
+			tap_ok "$name (passed the second time; the first run failed in:$(tr '\n' ' ' <<< "$first" | sed 's/ *$//'))"
+		else
+			tap_ok "$name"
+		fi
+	else
+		tap_fail "$name" "$problems--- last lines of output:
+$(tail -n 40 "$log")"
+	fi
+}
+
+# One run of the test command: sets rc, problems, failed and splat.
+run_once() {
+	local dmesg_before start end secs vmstat_before
 	dmesg_before=$(dmesg | wc -l)
 	vmstat_before=$(cat /proc/vmstat)
 	start=$(date +%s.%N)
@@ -217,7 +246,7 @@ run_test() {
 		END { for (i = 1; i <= n; i++) s = s sprintf(" %s +%d", k[i], after[k[i]] - before[k[i]]); print "#  " s }' \
 		<(echo "$vmstat_before") /proc/vmstat
 
-	local problems=
+	problems=
 	[ "$rc" = 124 ] && problems+="timed out after ${per_test_timeout}s"$'\n'
 	[ "$rc" != 0 ] && [ "$rc" != 124 ] && problems+="exit status $rc"$'\n'
 	# kselftest TAP ("ok 3 ... # SKIP why"), the harness ("# SKIP why"),
@@ -226,25 +255,18 @@ run_test() {
 	skips=$(grep -E '^ok [0-9]+ .*# SKIP|^#[[:space:]]+SKIP[[:space:]]|Userfaults unit tests: .*skip=[1-9]' "$log" |
 		{ if [ -n "$allow" ]; then grep -Ev -- "$allow"; else cat; fi } || true)
 	[ -n "$skips" ] && problems+="subtests skipped unexpectedly:"$'\n'"$skips"$'\n'
-	local splat
 	splat=$(dmesg | tail -n +"$((dmesg_before + 1))" | grep -E -A12 "$splat_re" | head -n 40)
 	[ -n "$splat" ] && problems+="kernel log:"$'\n'"$splat"$'\n'
 
 	# The failing subtest can lie before the last lines (khugepaged prints
 	# one line per subtest, "Fail" in colour), and the console keeps only
 	# a tail: name every line that says it failed.
-	local failed
+	failed=
 	if [ -n "$problems" ]; then
 		failed=$(grep -n -a -E -i 'fail|not ok|error' "$log" | sed 's/\x1b\[[0-9;]*m//g' | head -n 20)
 		[ -n "$failed" ] && problems+="lines of output that report a failure:"$'\n'"$failed"$'\n'
 	fi
-
-	if [ -z "$problems" ]; then
-		tap_ok "$name"
-	else
-		tap_fail "$name" "$problems--- last lines of output:
-$(tail -n 40 "$log")"
-	fi
+	return 0
 }
 
 selected() { [[ " ${tests[*]} " == *" $1 "* ]]; }
@@ -278,8 +300,17 @@ selected migration &&
 # khugepaged and MADV_COLLAPSE collapse into freshly allocated THPs.
 # The khugepaged (background) context for shmem fails on this 6.12 with or
 # without the bias, so shmem runs in the madvise context only.
+#
+# collapse_compound_extreme in the khugepaged context ("Collapse PTE table
+# full of different compound pages....  Fail": two full scans went by
+# without the collapse) fails now and then with or without the bias: in
+# this suite's guest (2 nodes, 3 CPUs) once in 4 runs with
+# regionpm.bias=1 and once in 5 with regionpm.bias=0 (2026-12-06).  Only
+# that subtest gets a second run.
 selected khugepaged-anon &&
-	run_test khugepaged-anon "" have_madvise have_thp have_swap hugepages 0 -- ./khugepaged all:anon
+	run_test khugepaged-anon "" have_madvise have_thp have_swap hugepages 0 \
+		retry '^[0-9]+:Collapse PTE table full of different compound pages\.\.\.\.+ Fail$' \
+		-- ./khugepaged all:anon
 selected khugepaged-shmem &&
 	run_test khugepaged-shmem "" have_madvise have_thp hugepages 0 -- ./khugepaged madvise:shmem
 
