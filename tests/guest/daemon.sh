@@ -238,8 +238,14 @@ if grep -qE '^Node [0-9]+, zone +Movable' /proc/zoneinfo &&
 	movable_check() {
 		local out
 		out=$("$top/build/regionpmctl" check 2>&1)
-		echo "$out" | grep 'movable memory'
-		echo "$out" | grep -qE 'movable memory: [0-9]+ MiB of [0-9]+ MiB .* in ZONE_MOVABLE'
+		echo "$out" | grep 'movable memory\|boot memory'
+		echo "$out" | grep -qE 'movable memory: [0-9]+ MiB of [0-9]+ MiB .* in ZONE_MOVABLE' || return 1
+		# The memory map's place: a hint unless booted with regionpm.bottom_up=1
+		if grep -qw 'regionpm.bottom_up=1' /proc/cmdline; then
+			! echo "$out" | grep -q 'booted without regionpm.bottom_up=1'
+		else
+			echo "$out" | grep -q 'booted without regionpm.bottom_up=1'
+		fi
 	}
 	tap_check "regionpmctl check reports the ZONE_MOVABLE memory" movable_check
 	movable_regions() {
