@@ -693,8 +693,9 @@ bool regionpm_boot_bottom_up(void)
 }
 
 /*
- * Where a bottom-up memblock allocation in [@start, @end) starts looking
- * (memblock falls back to @start when nothing fits above).  Kernel
+ * Where a bottom-up memblock allocation in [@start, @end) starts looking;
+ * when nothing fits above it, memblock asks again with the floor as @end
+ * for the next lower one, down to @start.  Kernel
  * allocations prefer the highest zone below ZONE_MOVABLE, so the early
  * slab lies at the bottom of ZONE_NORMAL: memblock's memory goes there
  * too, rather than into DMA32, which stays for devices that need it.
