@@ -676,8 +676,9 @@ bool regionpm_boot_no_defer(void)
  * as it does with movable_node until the SRAT is parsed, and the buddy
  * lists keep their ascending order: all of it then lies in the lowest
  * regions of each node, next to the kernel image and below the memory the
- * bias keeps for movable pages.  The price is the low memory memblock
- * takes, ZONE_DMA's 16 MiB on x86 included (legacy GFP_DMA users).
+ * bias keeps for movable pages.  The price, on a machine without memory
+ * above 4 GiB, is the low end of DMA32 instead of its top (see the floors
+ * below).
  */
 static bool boot_bottom_up __ro_after_init;
 
@@ -695,11 +696,11 @@ bool regionpm_boot_bottom_up(void)
 /*
  * Where a bottom-up memblock allocation in [@start, @end) starts looking;
  * when nothing fits above it, memblock asks again with the floor as @end
- * for the next lower one, down to @start.  Kernel
- * allocations prefer the highest zone below ZONE_MOVABLE, so the early
- * slab lies at the bottom of ZONE_NORMAL: memblock's memory goes there
- * too, rather than into DMA32, which stays for devices that need it.
- * Below that, ZONE_DMA stays for legacy GFP_DMA users.
+ * for the next lower one, down to @start.  Kernel allocations prefer the
+ * highest zone below ZONE_MOVABLE, so the early slab lies at the bottom
+ * of ZONE_NORMAL: memblock's memory goes there too, rather than into
+ * DMA32, which stays for devices that need it; and above ZONE_DMA, which
+ * stays for legacy GFP_DMA users.
  */
 phys_addr_t regionpm_memblock_floor(phys_addr_t start, phys_addr_t end)
 {
