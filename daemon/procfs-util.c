@@ -672,19 +672,11 @@ bool procfs_cmdline_bool(const char *cmdline, const char *param)
 
 int procfs_read_cmdline_bool(const char *root, const char *param, bool *on)
 {
-	char path[4096], buf[4096];
-	size_t n;
-	FILE *f;
+	char buf[4096];		/* COMMAND_LINE_SIZE is at most 4096 */
+	ssize_t n = procfs_read_file(root, RPM_PROC_CMDLINE, buf, sizeof(buf));
 
-	if ((size_t)snprintf(path, sizeof(path), "%s%s", root ? root : "", RPM_PROC_CMDLINE) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
+	if (n < 0)
+		return (int)n;
 	*on = procfs_cmdline_bool(buf, param);
 	return 0;
 }
