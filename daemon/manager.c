@@ -1092,6 +1092,8 @@ int manager_pass(struct manager *m)
 		sys.marks_valid = true;
 		sys.kernel_reserve_pages = zi.reserve_pages;
 		sys.free_above_marks = zi.free_above_marks;
+		sys.low_reserve_pages = zi.low_reserve_pages;
+		sys.low_free_above_marks = zi.low_free_above_marks;
 	}
 	if (m->hold_supported) {
 		sys.hold_timeout = read_hold_timeout(m);
@@ -1124,9 +1126,11 @@ int manager_pass(struct manager *m)
 		execute(m, &acts[i], sys.now);
 	m->idle_passes = n ? 0 : m->idle_passes + 1;
 	if (m->pstate.plan.converged && !m->converged)
-		log_info("plan reached: %u regions kept (%u for max_parked_pct), %u parked; "
+		log_info("plan reached: %u regions kept (%u for max_parked_pct, %u for the "
+			 "pages of the zones below ZONE_MOVABLE), %u parked; "
 			 "next pass on an event, at %" PRIu64 " free pages, or within IdleIntervalSec=%u",
-			 m->pstate.plan.keep, m->pstate.plan.capped, m->pstate.plan.parked,
+			 m->pstate.plan.keep, m->pstate.plan.capped, m->pstate.plan.low_kept,
+			 m->pstate.plan.parked,
 			 m->pstate.plan.wake_free_pages, m->config.idle_interval_sec);
 	m->converged = m->pstate.plan.converged;
 	arm_reclaim_watch(m);

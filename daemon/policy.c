@@ -172,6 +172,15 @@ static bool psi_rising(const struct rpm_policy_config *cfg,
 	       sys->psi_full_avg10 > cfg->psi_full_avg10_max / 2;
 }
 
+/*
+ * Free pages above the kernel's marks: in all zones, and of them in the
+ * zones below ZONE_MOVABLE (all of it without one).  all == UINT64_MAX:
+ * the marks are unknown, nothing is checked.
+ */
+struct room {
+	uint64_t all, low;
+};
+
 struct pass {
 	const struct rpm_policy_config *cfg;
 	struct rpm_policy_state *st;
@@ -186,12 +195,13 @@ struct pass {
 	uint64_t absorb;	/* pages the rest of memory can still take in */
 	/*
 	 * Free pages above the kernel's marks not yet spoken for by this
-	 * pass's parks, holds and moves (UINT64_MAX: marks unknown).
+	 * pass's parks, holds and moves.
 	 */
-	uint64_t room;
+	struct room room;
 	uint64_t region_pages;	/* the largest region's managed + parked pages */
 	unsigned prep;		/* SCAN and SAMPLE_IDLE actions so far */
 	bool waiting;		/* work was left for want of tokens or room */
+	bool movable_zone;	/* some region is in ZONE_MOVABLE */
 	/* Free and all pages per (node, zone): parking must not empty a zone. */
 	struct zone_acct {
 		uint64_t total, free;
@@ -284,11 +294,66 @@ static void zone_take(struct pass *p, const struct rpm_region *r, uint64_t pages
 	z->free -= pages < z->free ? pages : z->free;
 }
 
-/* @pages free pages go (parked, held, or taken by moves). */
-static void room_take(struct pass *p, uint64_t pages)
+static uint64_t sub_floor0(uint64_t a, uint64_t b)
 {
-	if (p->room != UINT64_MAX)
-		p->room -= pages < p->room ? pages : p->room;
+	return a > b ? a - b : 0;
+}
+
+static bool region_in_movable(const struct rpm_region *r)
+{
+	return zone_slot(r) % RPM_POLICY_ZONE_KINDS == RPM_ZONE_KIND_MOVABLE;
+}
+
+/*
+ * Room for emptying r: @own of its free pages leave the allocator (parked
+ * or held) and @moves of its pages move out.  A kernel zone's pages move
+ * only into kernel zones (their migration target is allocated without
+ * __GFP_HIGHMEM, and the kernel checks the room there before each batch:
+ * a DMA32 region of a movablecore= guest was compacted every pass and
+ * refused for "no free memory above the watermarks" while ZONE_MOVABLE
+ * had 30,000 free pages).  ZONE_MOVABLE's pages go anywhere.
+ */
+static bool room_fits(const struct room *rm, const struct rpm_region *r,
+		      uint64_t own, uint64_t moves)
+{
+	if (rm->all == UINT64_MAX)
+		return true;
+	if (own > UINT64_MAX - moves)
+		return false;
+	return own + moves <= (region_in_movable(r) ? rm->all : rm->low);
+}
+
+/* @pages of r's free pages go (parked or held). */
+static void room_take_free(struct room *rm, const struct rpm_region *r, uint64_t pages)
+{
+	if (rm->all == UINT64_MAX)
+		return;
+	rm->all = sub_floor0(rm->all, pages);
+	if (!region_in_movable(r))
+		rm->low = sub_floor0(rm->low, pages);
+	if (rm->low > rm->all)
+		rm->low = rm->all;
+}
+
+/*
+ * @pages move out of r: a kernel zone's into the kernel zones; those of
+ * ZONE_MOVABLE into its free pages first, the rest into the zones below
+ * (the allocator's fallback).
+ */
+static void room_take_moves(struct room *rm, const struct rpm_region *r, uint64_t pages)
+{
+	uint64_t high;
+
+	if (rm->all == UINT64_MAX)
+		return;
+	high = rm->all - rm->low;
+	if (!region_in_movable(r))
+		rm->low = sub_floor0(rm->low, pages);
+	else if (pages > high)
+		rm->low = sub_floor0(rm->low, pages - high);
+	rm->all = sub_floor0(rm->all, pages);
+	if (rm->low > rm->all)
+		rm->low = rm->all;
 }
 
 static bool emit(struct pass *p, enum rpm_action_kind kind, uint32_t region,
@@ -885,6 +950,7 @@ static bool cap_candidate(const struct rpm_region *r)
 
 struct cap_group {
 	unsigned node, lo, hi;		/* zone kinds lo..hi of node */
+	bool low_zones;			/* instead: every zone below ZONE_MOVABLE */
 	uint64_t excess;		/* candidate pages that must stay */
 	uint64_t in_t;			/* of them, still to keep at key t */
 	unsigned t;
@@ -928,15 +994,19 @@ static unsigned hist_threshold(const uint64_t *hist, unsigned n, uint64_t want,
  * leave the cost histogram @hist.  Two walks of the regions for all groups.
  */
 static void keep_for_cap(struct pass *p, struct cap_group *g, size_t n,
-			 uint64_t *hist, uint64_t *cap, uint64_t *cand)
+			 uint64_t *hist, uint64_t *cap, uint64_t *cand, unsigned *kept)
 {
 	signed char map[RPM_POLICY_ZONE_SLOTS];
 	struct plan pl;
 
 	memset(map, -1, sizeof(map));
-	for (size_t j = 0; j < n; j++)
-		for (unsigned k = g[j].lo; k <= g[j].hi; k++)
+	for (size_t j = 0; j < n; j++) {
+		for (unsigned k = g[j].lo; k <= g[j].hi && !g[j].low_zones; k++)
 			map[g[j].node * RPM_POLICY_ZONE_KINDS + k] = (signed char)j;
+		for (unsigned slot = 0; slot < RPM_POLICY_ZONE_SLOTS && g[j].low_zones; slot++)
+			if (slot % RPM_POLICY_ZONE_KINDS != RPM_ZONE_KIND_MOVABLE)
+				map[slot] = (signed char)j;
+	}
 	for (size_t i = 0; i < p->n_regions; i++) {
 		const struct rpm_region *r = &p->regions[i];
 		int j = map[zone_slot(r)];
@@ -963,8 +1033,9 @@ static void keep_for_cap(struct pass *p, struct cap_group *g, size_t n,
 		classify(p, r, &pl);	/* the few regions kept: its histogram bucket */
 		if (pl.klass == K_MOVABLE)
 			hist[cost_bucket(p, pl.cost)] -= r->managed_pages;
-		cand[zone_slot(r)] -= region_size(r);
-		p->st->plan.capped++;
+		if (cand)
+			cand[zone_slot(r)] -= region_size(r);
+		(*kept)++;
 		p->st->plan.keep++;
 	}
 }
@@ -1022,13 +1093,13 @@ static void keep_within_cap(struct pass *p, uint64_t *hist, uint64_t *cap)
 				g[n] = (struct cap_group){ .node = node, .lo = lo, .hi = hi,
 							   .excess = taken - limit };
 				if (++n == CAP_GROUPS) {
-					keep_for_cap(p, g, n, hist, cap, cand);
+					keep_for_cap(p, g, n, hist, cap, cand, &p->st->plan.capped);
 					n = 0;
 				}
 			}
 		}
 		if (n)
-			keep_for_cap(p, g, n, hist, cap, cand);
+			keep_for_cap(p, g, n, hist, cap, cand, &p->st->plan.capped);
 		n = 0;
 	}
 }
@@ -1044,6 +1115,47 @@ static bool backing_off(const struct pass *p, const struct rpm_region *r)
 	return r->role == RPM_ROLE_PINNED && p->sys->now < r->backoff_until &&
 	       (r->state == RPM_REGION_ACTIVE || held_by_us(r)) && !region_dma(r) &&
 	       !region_has_unmovable(r) && r->free_pages * 2 >= r->managed_pages;
+}
+
+/*
+ * With a ZONE_MOVABLE, the pages in the zones below it move only within
+ * those zones (as their slab and page tables are allocated only there):
+ * the keep set must hold them there, with the kernel's marks of those
+ * zones and the slack for new allocations free.  Without this the plan
+ * counted ZONE_MOVABLE's free pages for a DMA32 target that the kernel
+ * then refused to empty ("no free memory above the watermarks") every
+ * pass, and kept the nearly empty ZONE_MOVABLE region that could have
+ * gone instead (daemon-movable at 2 GiB: 6 empty of a bound of 7).  The
+ * dearest of the kernel zones' candidates stay until the rest fits.
+ */
+static void keep_low_room(struct pass *p, uint64_t *hist, uint64_t *cap)
+{
+	struct cap_group g = { .low_zones = true };
+	uint64_t used = 0, kept = 0, need;
+	struct plan pl;
+
+	if (!p->movable_zone)
+		return;
+	for (size_t i = 0; i < p->n_regions; i++) {
+		const struct rpm_region *r = &p->regions[i];
+
+		if (region_in_movable(r))
+			continue;
+		classify(p, r, &pl);
+		if (pl.klass == K_SKIP)
+			continue;
+		used += pl.used;
+		if (r->role == RPM_ROLE_KEEP)
+			kept += r->managed_pages;
+		else if (r->role == RPM_ROLE_PINNED)
+			kept += backing_off(p, r) ? pl.used : r->managed_pages;
+	}
+	need = used + p->region_pages / 16 +
+	       (p->sys->marks_valid ? p->sys->low_reserve_pages : 0);
+	if (kept >= need)
+		return;
+	g.excess = need - kept;
+	keep_for_cap(p, &g, 1, hist, cap, NULL, &p->st->plan.low_kept);
 }
 
 /*
@@ -1083,6 +1195,7 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 		}
 	}
 	keep_within_cap(p, hist, &cap);
+	keep_low_room(p, hist, &cap);
 	/*
 	 * After the plan MemAvailable is the free memory of the keep set plus
 	 * what it can reclaim: only the part of the headroom that reclaimable
@@ -1207,7 +1320,7 @@ static void park_spare(struct pass *p)
 			return;
 		p->avail -= cost;
 		zone_take(p, r, cost);
-		room_take(p, cost);
+		room_take_free(&p->room, r, cost);
 	}
 }
 
@@ -1285,6 +1398,7 @@ static void hold_targets(struct pass *p)
 {
 	usec_t_ renew = p->sys->hold_timeout / 3;
 	uint64_t moves = 0;	/* what the targets held so far will move */
+	struct room planned = p->room;	/* less those moves */
 	struct plan pl;
 
 	for (size_t k = p->n_regions; k-- > 0;) {
@@ -1313,8 +1427,10 @@ static void hold_targets(struct pass *p)
 				return;
 			/* Its moves are still to come: they use the room too. */
 			classify(p, r, &pl);
-			if (r->role == RPM_ROLE_TARGET && pl.klass == K_MOVABLE)
+			if (r->role == RPM_ROLE_TARGET && pl.klass == K_MOVABLE) {
 				moves += pl.migrate;
+				room_take_moves(&planned, r, pl.migrate);
+			}
 			continue;
 		}
 		if (waiting || r->state != RPM_REGION_ACTIVE || p->sys->now < r->backoff_until)
@@ -1343,15 +1459,16 @@ static void hold_targets(struct pass *p)
 		 * above the kernel's marks once it is held: a target held
 		 * with no room to empty it only keeps free memory out.
 		 */
-		if (p->room != UINT64_MAX &&
-		    (moves + pl.migrate + r->free_pages > p->room))
+		if (!room_fits(&planned, r, r->free_pages, pl.migrate))
 			continue;
-		moves += pl.migrate;
 		if (!emit(p, RPM_ACT_HOLD, r->id, 0, 0, "to be emptied: no allocations"))
 			return;
+		moves += pl.migrate;
 		p->avail -= r->free_pages;
 		zone_take(p, r, r->free_pages);
-		room_take(p, r->free_pages);
+		room_take_free(&p->room, r, r->free_pages);
+		room_take_free(&planned, r, r->free_pages);
+		room_take_moves(&planned, r, pl.migrate);
 	}
 	/*
 	 * While the targets' pages move, a region that only waits for its
@@ -1366,7 +1483,7 @@ static void hold_targets(struct pass *p)
 
 		if (!backing_off(p, r) || r->state != RPM_REGION_ACTIVE)
 			continue;
-		if (p->room != UINT64_MAX && moves + r->free_pages > p->room)
+		if (!room_fits(&planned, r, r->free_pages, 0))
 			continue;
 		if (p->avail < r->free_pages || p->avail - r->free_pages < p->park_limit ||
 		    !zone_can_give(p, r, r->free_pages))
@@ -1375,7 +1492,8 @@ static void hold_targets(struct pass *p)
 			return;
 		p->avail -= r->free_pages;
 		zone_take(p, r, r->free_pages);
-		room_take(p, r->free_pages);
+		room_take_free(&p->room, r, r->free_pages);
+		room_take_free(&planned, r, r->free_pages);
 	}
 }
 
@@ -1448,7 +1566,7 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 	avail_cost = park_cost(p, r, pl);
 	/* Its free pages are no room for other targets' moves: they would move twice. */
 	if (!held_now(p, r))
-		room_take(p, r->free_pages);
+		room_take_free(&p->room, r, r->free_pages);
 	while (p->n < p->max_actions) {
 		uint64_t tokens = st->budget_tokens > 0 ? (uint64_t)st->budget_tokens : 0;
 		uint64_t budget = b->budget < tokens ? b->budget : tokens;
@@ -1480,7 +1598,7 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 		left -= budget;
 	}
 	p->absorb -= pl->migrate < p->absorb ? pl->migrate : p->absorb;
-	room_take(p, pl->migrate);
+	room_take_moves(&p->room, r, pl->migrate);
 	return true;
 }
 
@@ -1495,15 +1613,22 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
  */
 static bool room_for_all(const struct pass *p, const struct pick *top, size_t n)
 {
-	uint64_t moves = 0, gone = 0;
+	struct room rm = p->room;
+	uint64_t moves = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		const struct rpm_region *r = top[i].r;
+		uint64_t own = held_now(p, r) ? 0 : r->free_pages;
+
 		if (top[i].pl.need_scan)
 			continue;
+		if (!room_fits(&rm, r, own, top[i].pl.used))
+			return false;
+		room_take_free(&rm, r, own);
+		room_take_moves(&rm, r, top[i].pl.used);
 		moves += top[i].pl.used;
-		gone += top[i].pl.used + (held_now(p, top[i].r) ? 0 : top[i].r->free_pages);
 	}
-	return moves <= p->absorb && gone <= p->room;
+	return moves <= p->absorb;
 }
 
 static void keep_cache(const struct pass *p, struct plan *pl)
@@ -1549,7 +1674,7 @@ static void vacate(struct pass *p)
 		 * cache as available; only the free pages are room.  The
 		 * region's own free pages go too, when it is parked.
 		 */
-		if (pl->migrate + (held_now(p, r) ? 0 : r->free_pages) > p->room)
+		if (!room_fits(&p->room, r, held_now(p, r) ? 0 : r->free_pages, pl->migrate))
 			continue;
 		/*
 		 * Empty only what can be parked once empty.  A region emptied
@@ -1658,7 +1783,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		.out = out, .max_actions = max_actions,
 		.headroom = pct_of(all, cfg->headroom_percent),
 		.avail = sys->mem_available_pages,
-		.room = sys->marks_valid ? sys->free_above_marks : UINT64_MAX,
+		.room = { UINT64_MAX, UINT64_MAX },
 	};
 	bool psi = sys->psi_event || psi_over_limit(cfg, sys);
 	/* The kernel took a parked region back: it unparks what it needs. */
@@ -1672,6 +1797,13 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 
 		if (size > p.region_pages)
 			p.region_pages = size;
+		p.movable_zone |= region_in_movable(&regions[i]);
+	}
+	if (sys->marks_valid) {
+		p.room.all = sys->free_above_marks;
+		p.room.low = p.movable_zone ? sys->low_free_above_marks : sys->free_above_marks;
+		if (p.room.low > p.room.all)
+			p.room.low = p.room.all;
 	}
 	st->pingpong_window = sec_to_usec(cfg->pingpong_window_sec);
 	st->pingpong_backoff = sec_to_usec(cfg->pingpong_backoff_sec);
@@ -1821,12 +1953,19 @@ void policy_note_obstacle(const struct rpm_policy_config *cfg,
 
 	/*
 	 * The kernel stopped before migrating below its watermarks: nothing in
-	 * the region is in the way, the keep set lacks free memory now.  The
-	 * next pass's room check (free pages above the marks) decides when
-	 * to try again; no back-off.
+	 * the region is in the way, the keep set lacks free memory now.  After
+	 * some progress the next pass's room check (free pages above the
+	 * marks) decides when to go on.  Refused before a page moved, the
+	 * check saw room the kernel did not (others allocated meanwhile, or
+	 * the room is in zones the pages cannot use): asked again at once,
+	 * the kernel said the same every pass and the plan never converged
+	 * (a DMA32 region of a movablecore= guest, daemon-movable).  Wait one
+	 * base back-off, without doubling: nothing is stuck.
 	 */
 	if (obstacle == REGIONPM_OBSTACLE_NO_ROOM) {
 		r->last_action = "no room";
+		if (!progress)
+			r->backoff_until = now + (usec_t_)cfg->pingpong_backoff_sec * 1000000u;
 		return;
 	}
 	if (progress || !obstacle) {

@@ -101,6 +101,13 @@ struct rpm_system {
 	bool marks_valid;
 	uint64_t kernel_reserve_pages;
 	uint64_t free_above_marks;
+	/*
+	 * The same over the zones below ZONE_MOVABLE (all zones when there is
+	 * none): their pages move only within them, so emptying a region
+	 * there needs room there (the kernel's own check, room_above_marks()).
+	 */
+	uint64_t low_reserve_pages;
+	uint64_t low_free_above_marks;
 	/* The kernel can hold a region (region-hold) and lets a hold expire after this. */
 	bool can_hold;
 	usec_t_ hold_timeout;
@@ -216,6 +223,7 @@ struct rpm_policy_state {
 	struct rpm_plan_summary {
 		unsigned keep, targets, pinned, spare, parked;
 		unsigned capped;	/* of keep: kept for max_parked_pct */
+		unsigned low_kept;	/* of keep: kept as room for the kernel zones' pages */
 		uint64_t need_pages, keep_capacity;
 		uint64_t cache_reserve;
 		uint64_t shortfall;	/* pages the active regions cannot hold */

@@ -412,7 +412,7 @@ struct zoneinfo_parse {
 static void zoneinfo_end_zone(struct zoneinfo_parse *p)
 {
 	struct rpm_zoneinfo *z = p->z;
-	uint64_t keep, high;
+	uint64_t keep, high, reserve, above;
 
 	if (!p->in_zone || !(p->seen & ZI_MANAGED) || !p->managed)
 		return;
@@ -427,9 +427,15 @@ static void zoneinfo_end_zone(struct zoneinfo_parse *p)
 	p->zones_marked++;
 	high = p->high > p->boost ? p->high - p->boost : 0;
 	keep = high + p->protect;
-	z->reserve_pages += keep < p->managed ? keep : p->managed;
+	reserve = keep < p->managed ? keep : p->managed;
 	keep = p->high + p->protect;
-	z->free_above_marks += p->free > keep ? p->free - keep : 0;
+	above = p->free > keep ? p->free - keep : 0;
+	z->reserve_pages += reserve;
+	z->free_above_marks += above;
+	if (!p->movable) {
+		z->low_reserve_pages += reserve;
+		z->low_free_above_marks += above;
+	}
 }
 
 /* "protection: (0, 1945, 1945, 2926)": the largest entry. */
@@ -541,6 +547,8 @@ static int zoneinfo_finish(struct zoneinfo_parse *p)
 	z->marks = p->zones_marked == z->zones;
 	if (!z->marks)
 		z->reserve_pages = z->free_above_marks = 0;
+	if (!z->marks)
+		z->low_reserve_pages = z->low_free_above_marks = 0;
 	return 0;
 }
 

@@ -112,6 +112,13 @@ struct rpm_zoneinfo {
 	bool marks;
 	uint64_t reserve_pages;
 	uint64_t free_above_marks;
+	/*
+	 * The same over the zones below ZONE_MOVABLE only: pages of those
+	 * zones can only move within them (the kernel's room check for an
+	 * evacuation, room_above_marks(), counts the same zones).
+	 */
+	uint64_t low_reserve_pages;
+	uint64_t low_free_above_marks;
 };
 
 /* Parse zoneinfo text; -EBADMSG without a single zone. */

@@ -1228,14 +1228,30 @@ static void test_obstacle_backs_off(void **state)
 	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, 0, 0);
 	assert_int_equal(w.r[7].stuck_count, 0);
 	/*
-	 * The kernel stopped at its watermarks: nothing is in the way, the
-	 * keep set lacks room; the next pass may try again, no back-off.
+	 * The kernel stopped at its watermarks after some pages moved:
+	 * nothing is in the way, the keep set lacks room; the next pass may
+	 * go on, no back-off.
 	 */
 	w.r[7].backoff_until = 0;
-	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, REGIONPM_OBSTACLE_NO_ROOM, 0);
+	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, REGIONPM_OBSTACLE_NO_ROOM, 512);
 	assert_int_equal(w.r[7].stuck_count, 0);
 	assert_int_equal(w.r[7].backoff_until, 0);
 	w.sys.now += SEC;
+	decide(&w);
+	assert_true(works(&w, 7));
+	/*
+	 * Stopped before a page moved: the pass saw room the kernel did not.
+	 * One base back-off, not doubled, nothing counted as stuck.
+	 */
+	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, REGIONPM_OBSTACLE_NO_ROOM, 0);
+	assert_int_equal(w.r[7].stuck_count, 0);
+	assert_int_equal(w.r[7].backoff_until, w.sys.now + base);
+	w.sys.now += SEC;
+	decide(&w);
+	assert_false(works(&w, 7));
+	policy_note_obstacle(&w.cfg, &w.r[7], w.sys.now, REGIONPM_OBSTACLE_NO_ROOM, 0);
+	assert_int_equal(w.r[7].backoff_until, w.sys.now + base);
+	w.sys.now += base;
 	decide(&w);
 	assert_true(works(&w, 7));
 }
@@ -2319,13 +2335,19 @@ static void test_max_parked_pct(void **state)
 	struct world w;
 
 	(void)state;
-	/* No cap known: all of DMA32 would go, though the kernel keeps a quarter. */
+	/*
+	 * No cap known: DMA32 keeps only the region its own pages need (they
+	 * cannot move into ZONE_MOVABLE), its dearest (1).
+	 */
 	capped_world(&w, 0);
 	decide(&w);
 	assert_int_equal(w.st.plan.capped, 0);
-	for (uint32_t i = 0; i <= 2; i++)
-		assert_int_equal(w.r[i].role, RPM_ROLE_TARGET);
-	assert_int_equal(w.r[6].role, RPM_ROLE_KEEP);
+	assert_int_equal(w.st.plan.low_kept, 1);
+	assert_int_equal(w.r[1].role, RPM_ROLE_KEEP);
+	assert_int_equal(w.r[0].role, RPM_ROLE_TARGET);
+	assert_int_equal(w.r[2].role, RPM_ROLE_TARGET);
+	/* The capacity that frees lets the plan empty 6, which it kept before. */
+	assert_int_equal(w.r[6].role, RPM_ROLE_TARGET);
 
 	/*
 	 * 75 %: DMA32 keeps one region, its dearest (1); the node keeps two
@@ -2380,6 +2402,93 @@ static void test_max_parked_pct(void **state)
 	assert_int_equal(w.r[1].role, RPM_ROLE_KEEP);
 }
 
+/*
+ * The pages of the zones below ZONE_MOVABLE move only within them: the
+ * keep set holds them there, and a target there is emptied only into free
+ * memory above those zones' marks.  daemon-movable at 2 GiB: the plan
+ * took a DMA32 region (9,164 pages of cache) for the cheapest target, the
+ * kernel refused every pass ("no free memory above the watermarks"), and
+ * a ZONE_MOVABLE region that could go stayed.
+ */
+static void low_zone_world(struct world *w, uint64_t one_used)
+{
+	world_init(w);
+	movable_half(w);		/* 0-3 DMA32, 4-7 Movable */
+	set_used(w, 1, one_used, 0);
+	w->r[1].detail.slab = 1000;	/* pinned, room for what moves */
+	set_used(w, 2, 9000, 0);	/* the cheapest target, in DMA32 */
+	set_used(w, 3, RP, 0);
+	set_used(w, 4, RP, 0);
+	set_used(w, 5, RP, 0);
+	set_used(w, 6, 20000, 0);
+	set_used(w, 7, 1000, 0);
+	w->r[7].detail.slab = 10;	/* pinned, 31,768 free */
+}
+
+static void test_kernel_zone_pages_stay_low(void **state)
+{
+	struct world w;
+
+	(void)state;
+	/*
+	 * DMA32 holds 100,536 pages: with the slack, more than three of its
+	 * regions.  Region 2 stays; ZONE_MOVABLE's 5 and 6 go instead (their
+	 * pages may move into DMA32's free pages).
+	 */
+	low_zone_world(&w, 26000);
+	decide(&w);
+	assert_int_equal(w.r[2].role, RPM_ROLE_KEEP);
+	assert_int_equal(w.st.plan.low_kept, 3);
+	assert_int_equal(w.r[6].role, RPM_ROLE_TARGET);
+	assert_int_equal(w.r[5].role, RPM_ROLE_TARGET);
+	assert_false(works(&w, 2));
+	assert_true(works(&w, 6));
+
+	/* The same regions all in one zone: the cheapest, 2, is emptied. */
+	low_zone_world(&w, 26000);
+	for (uint32_t i = 0; i < NR; i++)
+		snprintf(w.r[i].zones, sizeof(w.r[i].zones), "Normal");
+	decide(&w);
+	assert_int_equal(w.st.plan.low_kept, 0);
+	assert_int_equal(w.r[2].role, RPM_ROLE_TARGET);
+	assert_true(works(&w, 2));
+
+	/*
+	 * DMA32 can hold its pages in three regions, so the plan may empty
+	 * 2; but its free pages above the marks are fewer than 2's pages and
+	 * its own free pages (which leave when it is parked): no work on it,
+	 * however much ZONE_MOVABLE has free.  With room there, it goes.
+	 */
+	low_zone_world(&w, 20000);
+	w.sys.marks_valid = true;
+	w.sys.free_above_marks = 60000;
+	w.sys.low_free_above_marks = 5000;
+	decide(&w);
+	assert_int_equal(w.r[2].role, RPM_ROLE_TARGET);
+	assert_false(works(&w, 2));
+	assert_false(has(&w, RPM_ACT_HOLD, 2));
+	low_zone_world(&w, 20000);
+	w.sys.marks_valid = true;
+	w.sys.free_above_marks = 60000;
+	w.sys.low_free_above_marks = 40000;
+	decide(&w);
+	assert_true(works(&w, 2));
+
+	/*
+	 * ZONE_MOVABLE's pages go wherever there is room: the same shortage
+	 * below ZONE_MOVABLE does not stop a target in it.
+	 */
+	low_zone_world(&w, 20000);
+	set_used(&w, 2, RP, 0);
+	set_used(&w, 5, 9000, 0);
+	w.sys.marks_valid = true;
+	w.sys.free_above_marks = 60000;
+	w.sys.low_free_above_marks = 5000;
+	decide(&w);
+	assert_int_equal(w.r[5].role, RPM_ROLE_TARGET);
+	assert_true(works(&w, 5));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2422,6 +2531,7 @@ int main(void)
 		cmocka_unit_test(test_one_target_at_a_time),
 		cmocka_unit_test(test_zone_floor),
 		cmocka_unit_test(test_max_parked_pct),
+		cmocka_unit_test(test_kernel_zone_pages_stay_low),
 		cmocka_unit_test(test_keep_set_keeps_kernel_marks),
 		cmocka_unit_test(test_moves_fit_above_marks),
 		cmocka_unit_test(test_token_bucket),

@@ -294,12 +294,18 @@ static void test_zoneinfo(void **state)
 	assert_true(z.marks);
 	assert_int_equal(z.reserve_pages, 2976 + 7371 + 3219);
 	assert_int_equal(z.free_above_marks, (3840 - 2976) + (201883 - 7371) + (250001 - 3219));
+	/* Below ZONE_MOVABLE: the room DMA32's pages can move into. */
+	assert_int_equal(z.low_reserve_pages, 2976 + 7371);
+	assert_int_equal(z.low_free_above_marks, (3840 - 2976) + (201883 - 7371));
 	memset(&z, 0xff, sizeof(z));
 	assert_int_equal(procfs_read_zoneinfo(root(), &z), 0);
 	assert_int_equal(z.movable_pages, 253044);
 	assert_int_equal(procfs_parse_zoneinfo(text("zoneinfo-plain", buf, sizeof(buf)), &z), 0);
 	assert_int_equal(z.movable_pages, 0);
 	assert_int_equal(z.managed_pages, 3840 + 254916);
+	/* No ZONE_MOVABLE: the low zones are all of memory. */
+	assert_int_equal(z.low_reserve_pages, z.reserve_pages);
+	assert_int_equal(z.low_free_above_marks, z.free_above_marks);
 	assert_int_equal(procfs_read_zoneinfo(NULL, &z), 0);	/* this machine's */
 	assert_true(z.managed_pages > 0);
 	/* Garbage is refused, never half read. */
@@ -315,6 +321,7 @@ static void test_zoneinfo(void **state)
 	assert_false(z.marks);
 	assert_int_equal(z.reserve_pages, 0);
 	assert_int_equal(z.free_above_marks, 0);
+	assert_int_equal(z.low_free_above_marks, 0);
 	/*
 	 * "high" counts the boost (kswapd's target, not room), the reserve
 	 * leaves it out; a lowmem reserve larger than the zone is the zone;
