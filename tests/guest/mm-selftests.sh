@@ -171,7 +171,7 @@ hugepages() { # N: size the hugetlb pool (0 gives it back to the buddy allocator
 
 # ---- running one test ----
 
-vmstat_keys="pgmigrate_success pgmigrate_fail thp_migration_success compact_stall compact_success thp_fault_alloc thp_collapse_alloc thp_collapse_alloc_failed thp_split_page"
+vmstat_keys="pgmigrate_success pgmigrate_fail thp_migration_success compact_stall compact_fail compact_success compact_migrate_scanned compact_free_scanned compact_isolated thp_fault_alloc thp_collapse_alloc thp_collapse_alloc_failed thp_split_page"
 splat_re='(WARNING:|BUG:|Oops|KASAN|UBSAN|possible circular locking|sleeping function called|Bad page)'
 
 # run_test NAME ALLOWED-SKIP-REGEX REQUIREMENT... -- COMMAND [ARG...]
