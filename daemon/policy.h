@@ -155,6 +155,7 @@ struct rpm_action {
 #define RPM_POLICY_COST_BUCKETS		256	/* resolution of the keep-set selection */
 #define RPM_POLICY_MAX_RESCAN_SHIFT	6	/* pinned regions: rescan after 60 s << 6 at most */
 #define RPM_POLICY_ZONE_NODES		64	/* nodes told apart by the per-zone floor */
+#define RPM_POLICY_GIVEN_MAX		64	/* regions one give-back forgets the emptying of */
 #define RPM_POLICY_ZONE_KINDS		6	/* DMA, DMA32, Normal, Movable, Device, other */
 #define RPM_ZONE_KIND_MOVABLE		3	/* the kind of ZONE_MOVABLE */
 #define RPM_POLICY_ZONE_SLOTS		(RPM_POLICY_ZONE_NODES * RPM_POLICY_ZONE_KINDS)

@@ -1336,6 +1336,26 @@ static void test_pingpong_backoff(void **state)
 	policy_note_refill(&w.cfg, &w.st, &w.r[3], w.sys.now);
 	assert_int_equal(w.r[3].refill_count, 0);
 	assert_int_equal(w.r[3].backoff_until, 0);
+
+	/*
+	 * A parked region given back to be used waits one back-off; its
+	 * first allocation is what it was given back for, no refill: the
+	 * back-off is not doubled.
+	 */
+	world_init(&w);
+	set_parked(&w, 7, true, w.sys.now - 10 * SEC);
+	w.sys.psi_event = true;
+	decide(&w);
+	assert_true(has(&w, RPM_ACT_UNPARK, 7));
+	assert_int_equal(w.r[7].backoff_until, w.sys.now + base);
+	assert_int_equal(w.r[7].last_vacated, 0);
+	w.r[7].state = RPM_REGION_ACTIVE;
+	w.r[7].managed_pages = RP;
+	w.r[7].parked_pages = 0;
+	set_used(&w, 7, 10, 0);
+	policy_note_refill(&w.cfg, &w.st, &w.r[7], w.sys.now + 4 * SEC);
+	assert_int_equal(w.r[7].refill_count, 0);
+	assert_int_equal(w.r[7].backoff_until, w.sys.now + base);
 }
 
 static void test_release_by_kernel(void **state)
