@@ -230,10 +230,24 @@ $(tail -n 40 "$log")"
 }
 
 # One run of the test command: sets rc, problems, failed and splat.
+# Free whole pageblocks (orders 9 and 10 of /proc/buddyinfo, x86's 2 MiB
+# pageblocks), and pageblocks typed unmovable or reclaimable
+# (/proc/pagetypeinfo), over all zones: what a THP allocation can find
+# without compaction, and where compaction cannot take pages from.
+free_pageblocks() {
+	awk '{ n += $14 + 2 * $15 } END { print n + 0 }' /proc/buddyinfo
+}
+kernel_pageblocks() {
+	awk '/^Number of blocks type/ { on = 1; next }
+	     on && /^Node/ && $5 != "type" { n += $5 + $7 }
+	     END { print n + 0 }' /proc/pagetypeinfo 2>/dev/null
+}
+
 run_once() {
-	local dmesg_before start end secs vmstat_before
+	local dmesg_before start end secs vmstat_before blocks_before
 	dmesg_before=$(dmesg | wc -l)
 	vmstat_before=$(cat /proc/vmstat)
+	blocks_before="$(free_pageblocks) free, $(kernel_pageblocks) unmovable or reclaimable"
 	start=$(date +%s.%N)
 	(cd "$bin" && timeout -k 10 "$per_test_timeout" "$@") > "$log" 2>&1 </dev/null
 	rc=$?
@@ -246,6 +260,7 @@ run_once() {
 		{ after[$1] = $2 }
 		END { for (i = 1; i <= n; i++) s = s sprintf(" %s +%d", k[i], after[k[i]] - before[k[i]]); print "#  " s }' \
 		<(echo "$vmstat_before") /proc/vmstat
+	echo "#   pageblocks before: $blocks_before; after: $(free_pageblocks) free, $(kernel_pageblocks) unmovable or reclaimable"
 
 	problems=
 	[ "$rc" = 124 ] && problems+="timed out after ${per_test_timeout}s"$'\n'
