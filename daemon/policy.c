@@ -1137,9 +1137,10 @@ static bool backing_off(const struct pass *p, const struct rpm_region *r)
  * zones and the slack for new allocations free.  Without this the plan
  * counted ZONE_MOVABLE's free pages for a DMA32 target that the kernel
  * then refused to empty ("no free memory above the watermarks") every
- * pass, and kept the nearly empty ZONE_MOVABLE region that could have
- * gone instead (daemon-movable at 2 GiB: 6 empty of a bound of 7).  The
- * dearest of the kernel zones' candidates stay until the rest fits.
+ * pass, and kept a ZONE_MOVABLE region whose pages could have moved
+ * into that target's free pages (daemon-movable at 2 GiB: 6 empty of a
+ * bound of 7).  The dearest of the kernel zones' candidates stay until
+ * the rest fits.
  */
 static void keep_low_room(struct pass *p, uint64_t *hist, uint64_t *cap)
 {
