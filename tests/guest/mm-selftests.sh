@@ -231,11 +231,14 @@ $(tail -n 40 "$log")"
 
 # One run of the test command: sets rc, problems, failed and splat.
 # Free whole pageblocks (orders 9 and 10 of /proc/buddyinfo, x86's 2 MiB
-# pageblocks), and pageblocks typed unmovable or reclaimable
+# pageblocks; per node too, as khugepaged allocates on one), and pageblocks typed unmovable or reclaimable
 # (/proc/pagetypeinfo), over all zones: what a THP allocation can find
 # without compaction, and where compaction cannot take pages from.
 free_pageblocks() {
-	awk '{ n += $14 + 2 * $15 } END { print n + 0 }' /proc/buddyinfo
+	awk '{ b = $14 + 2 * $15; n += b; node[$2 + 0] += b }
+	     END { s = n + 0; if (length(node) > 1) { s = s " ("; sep = "";
+		   for (i = 0; i in node; i++) { s = s sep "node " i ": " node[i]; sep = ", " }
+		   s = s ")" } print s }' /proc/buddyinfo
 }
 kernel_pageblocks() {
 	awk '/^Number of blocks type/ { on = 1; next }
