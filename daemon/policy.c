@@ -1014,9 +1014,12 @@ static void keep_for_cap(struct pass *p, struct cap_group *g, size_t n,
 
 	memset(map, -1, sizeof(map));
 	for (size_t j = 0; j < n; j++) {
-		for (unsigned k = g[j].lo; k <= g[j].hi && !g[j].low_zones; k++)
-			map[g[j].node * RPM_POLICY_ZONE_KINDS + k] = (signed char)j;
-		for (unsigned slot = 0; slot < RPM_POLICY_ZONE_SLOTS && g[j].low_zones; slot++)
+		if (!g[j].low_zones) {
+			for (unsigned k = g[j].lo; k <= g[j].hi; k++)
+				map[g[j].node * RPM_POLICY_ZONE_KINDS + k] = (signed char)j;
+			continue;
+		}
+		for (unsigned slot = 0; slot < RPM_POLICY_ZONE_SLOTS; slot++)
 			if (slot % RPM_POLICY_ZONE_KINDS != RPM_ZONE_KIND_MOVABLE)
 				map[slot] = (signed char)j;
 	}
@@ -1979,7 +1982,7 @@ void policy_note_obstacle(const struct rpm_policy_config *cfg,
 	if (obstacle == REGIONPM_OBSTACLE_NO_ROOM) {
 		r->last_action = "no room";
 		if (!progress)
-			r->backoff_until = now + (usec_t_)cfg->pingpong_backoff_sec * 1000000u;
+			r->backoff_until = now + sec_to_usec(cfg->pingpong_backoff_sec);
 		return;
 	}
 	if (progress || !obstacle) {

@@ -545,10 +545,10 @@ static int zoneinfo_finish(struct zoneinfo_parse *p)
 	if (p->bad || !z->zones)
 		return -EBADMSG;
 	z->marks = p->zones_marked == z->zones;
-	if (!z->marks)
+	if (!z->marks) {
 		z->reserve_pages = z->free_above_marks = 0;
-	if (!z->marks)
 		z->low_reserve_pages = z->low_free_above_marks = 0;
+	}
 	return 0;
 }
 

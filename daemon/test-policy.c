@@ -2445,6 +2445,15 @@ static void low_zone_world(struct world *w, uint64_t one_used)
 	w->r[7].detail.slab = 10;	/* pinned, 31,768 free */
 }
 
+/* The same with the marks known: @all free pages above them, @low below ZONE_MOVABLE. */
+static void low_zone_room(struct world *w, uint64_t one_used, uint64_t all, uint64_t low)
+{
+	low_zone_world(w, one_used);
+	w->sys.marks_valid = true;
+	w->sys.free_above_marks = all;
+	w->sys.low_free_above_marks = low;
+}
+
 static void test_kernel_zone_pages_stay_low(void **state)
 {
 	struct world w;
@@ -2479,18 +2488,12 @@ static void test_kernel_zone_pages_stay_low(void **state)
 	 * its own free pages (which leave when it is parked): no work on it,
 	 * however much ZONE_MOVABLE has free.  With room there, it goes.
 	 */
-	low_zone_world(&w, 20000);
-	w.sys.marks_valid = true;
-	w.sys.free_above_marks = 60000;
-	w.sys.low_free_above_marks = 5000;
+	low_zone_room(&w, 20000, 60000, 5000);
 	decide(&w);
 	assert_int_equal(w.r[2].role, RPM_ROLE_TARGET);
 	assert_false(works(&w, 2));
 	assert_false(has(&w, RPM_ACT_HOLD, 2));
-	low_zone_world(&w, 20000);
-	w.sys.marks_valid = true;
-	w.sys.free_above_marks = 60000;
-	w.sys.low_free_above_marks = 40000;
+	low_zone_room(&w, 20000, 60000, 40000);
 	decide(&w);
 	assert_true(works(&w, 2));
 
@@ -2498,12 +2501,9 @@ static void test_kernel_zone_pages_stay_low(void **state)
 	 * ZONE_MOVABLE's pages go wherever there is room: the same shortage
 	 * below ZONE_MOVABLE does not stop a target in it.
 	 */
-	low_zone_world(&w, 20000);
+	low_zone_room(&w, 20000, 60000, 5000);
 	set_used(&w, 2, RP, 0);
 	set_used(&w, 5, 9000, 0);
-	w.sys.marks_valid = true;
-	w.sys.free_above_marks = 60000;
-	w.sys.low_free_above_marks = 5000;
 	decide(&w);
 	assert_int_equal(w.r[5].role, RPM_ROLE_TARGET);
 	assert_true(works(&w, 5));

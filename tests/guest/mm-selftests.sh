@@ -229,11 +229,11 @@ $(tail -n 40 "$log")"
 	fi
 }
 
-# One run of the test command: sets rc, problems, failed and splat.
 # Free whole pageblocks (orders 9 and 10 of /proc/buddyinfo, x86's 2 MiB
-# pageblocks; per node too, as khugepaged allocates on one), and pageblocks typed unmovable or reclaimable
-# (/proc/pagetypeinfo), over all zones: what a THP allocation can find
-# without compaction, and where compaction cannot take pages from.
+# pageblocks; per node too, as khugepaged allocates on one), and pageblocks
+# typed unmovable or reclaimable (/proc/pagetypeinfo), over all zones: what
+# a THP allocation can find without compaction, and where compaction
+# cannot take pages from.
 free_pageblocks() {
 	awk '{ b = $14 + 2 * $15; n += b; node[$2 + 0] += b }
 	     END { s = n + 0; if (length(node) > 1) { s = s " ("; sep = "";
@@ -246,6 +246,7 @@ kernel_pageblocks() {
 	     END { print n + 0 }' /proc/pagetypeinfo 2>/dev/null
 }
 
+# One run of the test command: sets rc, problems, failed and splat.
 run_once() {
 	local dmesg_before start end secs vmstat_before blocks_before
 	dmesg_before=$(dmesg | wc -l)
