@@ -650,18 +650,39 @@ static bool use_growing(struct pass *p)
 }
 
 /*
- * The free memory to keep while memory in use grows: two regions, or
- * what it grows in RPM_POLICY_GROW_LEAD_SEC at the fastest rate seen in
- * this growth if that is more (at most half of memory).  Two regions last a slow fill many
- * passes, but not a fast one: database's fill at 8 GiB grows by about
- * 16,000 pages a second, ate the two regions in four seconds, and the
- * region a pass that came back let kswapd evict cache the fill read
- * again (150,832 sectors against stock's 64).  The lead covers the
- * reclaim watch's period, twice, and the pass that acts on it.
+ * The free memory to keep while memory in use grows, whatever its rate:
+ * two regions, but never more than the headroom.  The headroom is what the
+ * operator asked to keep available; above it parking is allowed, so a
+ * larger floor gives back what the next pass parks again.  That is the
+ * case wherever two regions are a large share of memory: two regions of
+ * 128 MiB are 12.5 % of 2 GiB, above the headroom of 10 %, and after a
+ * park at the park limit (headroom + 3 %) a growth of a quarter region
+ * brought a region back (vmhost at 2 GiB with movablecore: vm1 grew by
+ * 21,000 pages, MemFree fell to 52,935 against 65,536, and the region
+ * given back stayed empty until it was parked again 30 s later); with
+ * regions of 1 GiB on a 4 GiB machine it would keep half of memory free.
+ */
+static uint64_t grow_fixed_floor(const struct pass *p)
+{
+	uint64_t floor = RPM_POLICY_GROW_FREE_REGIONS * p->region_pages;
+
+	return floor < p->headroom ? floor : p->headroom;
+}
+
+/*
+ * The free memory to keep while memory in use grows: the fixed floor
+ * above, or what it grows in RPM_POLICY_GROW_LEAD_SEC at the fastest rate
+ * seen in this growth if that is more (at most half of memory).  Two
+ * regions last a slow fill many passes, but not a fast one: database's
+ * fill at 8 GiB grows by about 16,000 pages a second, ate the two regions
+ * in four seconds, and the region a pass that came back let kswapd evict
+ * cache the fill read again (150,832 sectors against stock's 64).  The
+ * lead covers the reclaim watch's period, twice, and the pass that acts
+ * on it.
  */
 static uint64_t grow_floor(const struct pass *p)
 {
-	uint64_t floor = RPM_POLICY_GROW_FREE_REGIONS * p->region_pages;
+	uint64_t floor = grow_fixed_floor(p);
 	uint64_t lead = p->sys->now < p->st->grow_until ?
 			p->st->grow_rate * RPM_POLICY_GROW_LEAD_SEC : 0;
 	uint64_t cap = p->sys->mem_total_pages / 2;
@@ -1886,7 +1907,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		 */
 		uint64_t need = p.region_pages;
 
-		if (floor > RPM_POLICY_GROW_FREE_REGIONS * p.region_pages &&
+		if (floor > grow_fixed_floor(&p) &&
 		    floor + p.region_pages - sys->mem_free_pages > need)
 			need = floor + p.region_pages - sys->mem_free_pages;
 		unpark(&p, growth_ramp(&p, need), false,

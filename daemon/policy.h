@@ -168,7 +168,7 @@ struct rpm_action {
 #define RPM_POLICY_GROWTH_WINDOW_SEC	10	/* give-backs this close together: demand grows */
 #define RPM_POLICY_GROWTH_MAX_SHIFT	4	/* each one gives back twice the last, up to 16x */
 #define RPM_POLICY_MOVE_CREDIT_SEC	10	/* reclaim this soon after our moves is theirs */
-#define RPM_POLICY_GROW_FREE_REGIONS	2	/* growing cache: keep this many regions free */
+#define RPM_POLICY_GROW_FREE_REGIONS	2	/* growing use: keep this many regions free (at most the headroom) */
 #define RPM_POLICY_GROW_LEAD_SEC	8	/* ... or what it grows in this long, if more */
 
 /* The policy's memory between passes. */

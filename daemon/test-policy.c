@@ -1669,6 +1669,17 @@ static void test_shrink_ends_growth_hold(void **state)
 }
 
 /*
+ * The growth rule's fixed floor is two regions but at most the headroom;
+ * in this world of 8 regions the headroom (10 %) is below two regions, so
+ * the tests of the two-region floor raise it, as on a machine of 20
+ * regions or more.
+ */
+static void two_regions_below_headroom(struct world *w)
+{
+	w->cfg.headroom_percent = 25;
+}
+
+/*
  * The page cache grows into the last free memory: a region comes back
  * before reclaim evicts anything, the lowest parked one; with room to
  * grow into, nothing comes back.
@@ -1680,6 +1691,7 @@ static void test_growth_unparks_ahead(void **state)
 	(void)state;
 	for (int low = 1; low >= 0; low--) {
 		world_init(&w);
+		two_regions_below_headroom(&w);
 		set_parked(&w, 5, true, 0);
 		set_parked(&w, 6, true, 0);
 		set_parked(&w, 7, true, 0);
@@ -1718,6 +1730,7 @@ static void test_anon_growth_and_low_mark(void **state)
 
 	(void)state;
 	world_init(&w);
+	two_regions_below_headroom(&w);
 	set_parked(&w, 5, true, 0);
 	set_parked(&w, 6, true, 0);
 	set_used(&w, 2, RP, 0);
@@ -1728,6 +1741,7 @@ static void test_anon_growth_and_low_mark(void **state)
 
 	/* Anonymous memory grew by half a region in 2 s, under a region free. */
 	world_init(&w);
+	two_regions_below_headroom(&w);
 	set_parked(&w, 5, true, 0);
 	set_parked(&w, 6, true, 0);
 	set_used(&w, 2, RP, 0);
@@ -1755,6 +1769,55 @@ static void test_anon_growth_and_low_mark(void **state)
 }
 
 /*
+ * Where two regions are more than the headroom (here 8 regions, headroom
+ * 10 %: 26,214 pages), a slow growth keeps the headroom free, not two
+ * regions: free memory above it is what the park rule leaves after a
+ * park, and a region given back there is parked again by the next pass
+ * (vmhost at 2 GiB).  Below it, a region comes back as before.
+ */
+static void test_growth_floor_within_headroom(void **state)
+{
+	const uint64_t headroom = NR * RP / 10;
+	struct world w;
+
+	(void)state;
+	for (int below = 0; below <= 1; below++) {
+		world_init(&w);
+		set_parked(&w, 5, true, 0);
+		set_parked(&w, 6, true, 0);
+		set_parked(&w, 7, true, 0);
+		set_used(&w, 2, RP, 0);
+		set_used(&w, 3, RP, 0);
+		set_used(&w, 4, RP, 0);
+		if (below) {
+			/* Region 1 (1,000 slab pages) fills to 20,000 free. */
+			w.r[1].free_pages = w.r[1].detail.free = 20000;
+			w.r[1].detail.anon = RP - 1000 - 20000;
+		}
+		w.sys.vmstat_valid = true;
+		/* A third of a region in 8 s: 1,365 pages/s, 8 s of it 10,922. */
+		w.st.grow_base_when = T0 - 8 * SEC;
+		w.st.grow_base = 1000;
+		w.sys.anon_pages = 1000 + RP / 3;
+		decide(&w);
+		assert_true(w.st.grow_rate > 0);
+		assert_true(w.sys.mem_available_pages > headroom);
+		if (!below) {
+			/* 31,768 free: between the headroom and two regions. */
+			assert_true(w.sys.mem_free_pages > headroom);
+			assert_true(w.sys.mem_free_pages < 2 * RP);
+			assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+			assert_int_equal(w.st.low_free_pages, headroom);
+		} else {
+			assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+			assert_true(has(&w, RPM_ACT_UNPARK, 5));
+			assert_int_equal(w.st.low_free_pages, 0);	/* already below */
+		}
+		assert_int_equal(count_parks(&w), 0);
+	}
+}
+
+/*
  * Memory in use that grows fast (a database fill at 8 GiB: 16,000 pages a
  * second) would eat two free regions before the next pass: the floor is
  * what it grows in RPM_POLICY_GROW_LEAD_SEC, at most half of memory, and
@@ -1767,6 +1830,7 @@ static void test_fast_growth_unparks_its_lead(void **state)
 
 	(void)state;
 	world_init(&w);
+	two_regions_below_headroom(&w);
 	set_parked(&w, 5, true, 0);
 	set_parked(&w, 6, true, 0);
 	set_parked(&w, 7, true, 0);
@@ -1794,6 +1858,7 @@ static void test_fast_growth_unparks_its_lead(void **state)
 
 	/* With room: no unpark, but the mark is the lead, not two regions. */
 	world_init(&w);
+	two_regions_below_headroom(&w);
 	set_parked(&w, 6, true, 0);
 	set_parked(&w, 7, true, 0);
 	w.reclaimable += 2 * RP;
@@ -2542,6 +2607,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_after_our_moves),
 		cmocka_unit_test(test_cache_growth_defers_parking),
 		cmocka_unit_test(test_anon_growth_and_low_mark),
+		cmocka_unit_test(test_growth_floor_within_headroom),
 		cmocka_unit_test(test_fast_growth_unparks_its_lead),
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),
