@@ -16,9 +16,11 @@
  *              (offline-state.c); the write runs in a child killed after
  *              STOCK_OFFLINE_TIMEOUT_MS (offline retries until a fatal
  *              signal)
- *   unpark     online it again (online_movable if it was movable), only
- *              blocks in the record: a block someone else offlined shows
- *              as busy and is never touched
+ *              a block at an end of ZONE_DMA32 is never offlined: online
+ *              again it would join ZONE_NORMAL (memblock_returns_to_zone())
+ *   unpark     online it again into the zone it had (online_movable or
+ *              online_kernel), only blocks in the record: a block someone
+ *              else offlined shows as busy and is never touched
  *   release    nothing in the kernel: SIGTERM unparks, ExecStopPost= runs
  *              regionpmd --restore, and open() onlines what a previous
  *              instance left in the record
@@ -56,6 +58,7 @@
 
 struct stock_cache {
 	bool valid;
+	bool zone_edge;		/* from the last dump: offlined it would change zone */
 	usec_t_ when;
 	uint64_t present;
 	struct rpm_region_detail detail;
@@ -146,7 +149,7 @@ static void fill_region(struct backend_stock *s, const struct memblock *b, bool 
 			struct rpm_region *r)
 {
 	struct stock_cache *c = cache_of(s, b->id);
-	bool ours = offline_state_has(&s->st, b->id, NULL);
+	bool ours = offline_state_zone(&s->st, b->id) != NULL;
 
 	memset(r, 0, sizeof(*r));
 	r->id = b->id;
@@ -159,6 +162,7 @@ static void fill_region(struct backend_stock *s, const struct memblock *b, bool 
 			*p = ',';
 	if (b->state == MEMBLOCK_ONLINE) {
 		r->state = RPM_REGION_ACTIVE;
+		r->no_park = c && c->zone_edge;
 		if (c && c->valid) {
 			r->managed_pages = c->present;
 			r->free_pages = c->detail.free;
@@ -287,6 +291,12 @@ static int stock_dump(struct rpm_backend *b, rpm_region_cb cb, void *userdata)
 		if (scan_block(s, due->id) < 0)
 			break;
 		budget -= s->block_pages;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct stock_cache *c = v[i].state == MEMBLOCK_ONLINE ? cache_of(s, v[i].id) : NULL;
+
+		if (c)
+			c->zone_edge = !memblock_returns_to_zone(v, n, i);
 	}
 	for (size_t i = 0; i < n && r == 0; i++) {
 		struct rpm_region reg;
@@ -448,6 +458,35 @@ static uint64_t migrated_so_far(struct backend_stock *s)
 	return procfs_read_vmstat(s->root, &vs) == 0 ? vs.pgmigrate_success : 0;
 }
 
+/*
+ * The online block @m can be offlined and come back in its zone (see
+ * memblock_returns_to_zone()); else -EBUSY with the reason.
+ */
+static int zone_kept(struct backend_stock *s, const struct memblock *m)
+{
+	struct memblock *v;
+	size_t n, i;
+	bool ok;
+	int r = memblock_list(s->root, &v, &n);
+
+	if (r < 0)
+		return set_err(s, r, "listing memory blocks: %s", strerror(-r));
+	for (i = 0; i < n && v[i].id != m->id; i++)
+		;
+	ok = i < n && memblock_returns_to_zone(v, n, i);
+	free(v);
+	if (ok)
+		return 0;
+	if (i < n && s->cache && m->id < s->n_cache)
+		s->cache[m->id].zone_edge = true;
+	if (strchr(m->zones, ' ') || !strcmp(m->zones, "none"))
+		return set_err(s, -EBUSY, "memory block %" PRIu32 " spans zones (%s): the "
+			       "kernel cannot offline it", m->id, m->zones);
+	return set_err(s, -EBUSY, "memory block %" PRIu32 " is at an end of zone %s on node "
+		       "%" PRIu32 ": online again it would join zone Normal", m->id, m->zones,
+		       m->node);
+}
+
 static int stock_park(struct rpm_backend *b, uint32_t id, bool compact_first, uint32_t mode,
 		      uint64_t budget, struct rpm_compact_result *res)
 {
@@ -456,7 +495,6 @@ static int stock_park(struct rpm_backend *b, uint32_t id, bool compact_first, ui
 	usec_t_ t0 = now_usec();
 	uint64_t mig0;
 	struct memblock m;
-	bool movable;
 	int r;
 
 	(void)compact_first;	/* offlining empties the block anyway */
@@ -473,6 +511,9 @@ static int stock_park(struct rpm_backend *b, uint32_t id, bool compact_first, ui
 	if (m.state != MEMBLOCK_ONLINE)
 		return set_err(s, -EBUSY, "memory block %" PRIu32 " is %s", id,
 			       memblock_state_name(m.state));
+	r = zone_kept(s, &m);
+	if (r < 0)
+		return r;
 	/* What the kernel would refuse at once, refused without a try. */
 	r = scan_block(s, id);
 	if (r < 0)
@@ -482,10 +523,9 @@ static int stock_park(struct rpm_backend *b, uint32_t id, bool compact_first, ui
 		return set_err(s, -EBUSY, "memory block %" PRIu32 " holds unmovable pages "
 			       "(%" PRIu64 " slab, %" PRIu64 " page table, %" PRIu64 " reserved)",
 			       id, d->slab, d->page_table, d->reserved);
-	movable = memblock_zones_have(m.zones, "Movable");
 	/* Recorded before it is offline: a crash in between leaves a record
 	 * of an online block, which --restore skips. */
-	r = offline_state_add(&s->st, id, movable);
+	r = offline_state_add(&s->st, id, m.zones);
 	if (r < 0)
 		return set_err(s, r, "recording in %s: %s", s->st.path, strerror(-r));
 	mig0 = migrated_so_far(s);
@@ -510,23 +550,21 @@ static int stock_park(struct rpm_backend *b, uint32_t id, bool compact_first, ui
 static int stock_unpark(struct rpm_backend *b, uint32_t id)
 {
 	struct backend_stock *s = S(b);
+	const char *zone = offline_state_zone(&s->st, id);
+	struct offline_rec rec = { .id = id };
 	struct memblock m;
-	bool movable = false;
 	int r;
 
 	s->err[0] = '\0';
-	if (!offline_state_has(&s->st, id, &movable))
+	if (!zone)
 		return set_err(s, -EPERM, "memory block %" PRIu32 " was not offlined by "
 			       "regionpmd: left alone", id);
+	snprintf(rec.zone, sizeof(rec.zone), "%s", zone);
 	r = memblock_read(s->root, id, &m);
 	if (r < 0)
 		return set_err(s, r, "memory block %" PRIu32 ": %s", id, strerror(-r));
 	if (m.state == MEMBLOCK_OFFLINE) {
-		r = -EINVAL;
-		if (movable && memblock_zones_have(m.zones, "Movable"))
-			r = memblock_write_state(s->root, id, "online_movable");
-		if (r < 0)
-			r = memblock_write_state(s->root, id, "online");
+		r = offline_state_online(s->root, &rec);
 		if (r < 0)
 			return set_err(s, r, "onlining memory block %" PRIu32 ": %s", id,
 				       strerror(-r));

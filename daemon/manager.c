@@ -112,6 +112,7 @@ static void merge_kernel_view(struct manager *m, struct rpm_region *dst,
 	dst->free_pages = src->free_pages;
 	dst->node = src->node;
 	memcpy(dst->zones, src->zones, sizeof(dst->zones));
+	dst->no_park = src->no_park;
 	dst->state = src->state;
 	dst->owner_portid = src->owner_portid;
 	dst->parked_pages = src->parked_pages;

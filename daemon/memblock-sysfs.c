@@ -177,3 +177,47 @@ bool memblock_zones_have(const char *zones, const char *zone)
 			return true;
 	return false;
 }
+
+/* An online block's zone, or NULL when it spans zones ("none") or is not online. */
+static const char *single_zone(const struct memblock *b)
+{
+	if (b->state != MEMBLOCK_ONLINE || !b->zones[0] || strchr(b->zones, ' ') ||
+	    !strcmp(b->zones, "none"))
+		return NULL;
+	return b->zones;
+}
+
+bool memblock_returns_to_zone(const struct memblock *v, size_t n, size_t i)
+{
+	const char *zone = single_zone(&v[i]);
+	bool below = false, above = false;
+
+	if (!zone)
+		return false;
+	if (!strcmp(zone, "Normal") || !strcmp(zone, "Movable"))
+		return true;
+	for (size_t k = 0; k < n && !(below && above); k++) {
+		const char *z = single_zone(&v[k]);
+
+		if (k == i || v[k].node != v[i].node || !z || strcmp(z, zone))
+			continue;
+		if (v[k].id < v[i].id)
+			below = true;
+		else
+			above = true;
+	}
+	return below && above;
+}
+
+int memblock_online_into(const char *root, uint32_t id, const char *zone, const char *offered)
+{
+	int r = -EINVAL;
+
+	if (!strcmp(zone, "Movable") && memblock_zones_have(offered, "Movable"))
+		r = memblock_write_state(root, id, "online_movable");
+	else if (strcmp(zone, "Movable"))
+		r = memblock_write_state(root, id, "online_kernel");
+	if (r < 0)
+		r = memblock_write_state(root, id, "online");
+	return r;
+}

@@ -54,3 +54,28 @@ int memblock_write_state(const char *root, uint32_t id, const char *state);
 
 /* Does valid_zones text name @zone ("Movable") as a word? */
 bool memblock_zones_have(const char *zones, const char *zone);
+
+/*
+ * Can the online block v[i] of the sorted list v[0..n) be offlined and
+ * onlined again into the zone it is in?  Onlining into a kernel zone takes
+ * the lowest of ZONE_DMA and ZONE_DMA32 whose span the block intersects,
+ * else ZONE_NORMAL (the kernel's default_kernel_zone_for_pfn()), and
+ * offlining the first or last online block of a zone shrinks its span: a
+ * block at either end of ZONE_DMA32 on its node (measured at 2 GiB with
+ * movablecore=50%: the two blocks below ZONE_MOVABLE) came back in
+ * ZONE_NORMAL, where GFP_DMA32 allocations cannot use it.  Blocks of
+ * ZONE_NORMAL and ZONE_MOVABLE come back where they were; a block that
+ * spans zones ("none") cannot be offlined at all.
+ */
+bool memblock_returns_to_zone(const struct memblock *v, size_t n, size_t i);
+
+/*
+ * Online block @id into @zone, the zone it had when it was offlined:
+ * online_movable for "Movable" while valid_zones (@offered) offers it,
+ * online_kernel for the others (a plain "online" follows
+ * memory_hotplug.online_policy, and auto-movable may put a kernel block
+ * into ZONE_MOVABLE), and a plain "online" if that is refused: the memory
+ * comes back in whatever zone the kernel gives it.  Returns the write's
+ * -errno.
+ */
+int memblock_online_into(const char *root, uint32_t id, const char *zone, const char *offered);

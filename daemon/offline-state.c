@@ -2,6 +2,7 @@
 /*
  * The record of the blocks regionpmd offlined (offline-state.h).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,6 +16,17 @@
 #include "memblock-sysfs.h"
 #include "offline-state.h"
 #include "procfs-util.h"
+
+/* A zone name as valid_zones prints it: letters and digits ("DMA32"). */
+static bool zone_name_ok(const char *zone)
+{
+	if (!*zone)
+		return false;
+	for (; *zone; zone++)
+		if (!isalnum((unsigned char)*zone))
+			return false;
+	return true;
+}
 
 int offline_state_parse(const char *text, struct offline_state *s)
 {
@@ -33,9 +45,9 @@ int offline_state_parse(const char *text, struct offline_state *s)
 			memcpy(line, p, len);
 			line[len] = '\0';
 			if (sscanf(line, "%lu %15s %c", &id, zone, &tail) == 2 && id <= UINT32_MAX &&
-			    s->n < RPM_OFFLINE_MAX) {
+			    zone_name_ok(zone) && s->n < RPM_OFFLINE_MAX) {
 				s->v[s->n].id = (uint32_t)id;
-				s->v[s->n].movable = !strcmp(zone, "Movable");
+				snprintf(s->v[s->n].zone, sizeof(s->v[s->n].zone), "%s", zone);
 				s->n++;
 			} else {
 				r = -EBADMSG;
@@ -87,7 +99,7 @@ int offline_state_save(const struct offline_state *s)
 	if (!f)
 		return -errno;
 	for (size_t i = 0; i < s->n; i++)
-		fprintf(f, "%" PRIu32 " %s\n", s->v[i].id, s->v[i].movable ? "Movable" : "Normal");
+		fprintf(f, "%" PRIu32 " %s\n", s->v[i].id, s->v[i].zone);
 	if (fflush(f) != 0 || fsync(fileno(f)) < 0)
 		r = -errno;
 	if (fclose(f) != 0 && !r)
@@ -99,24 +111,25 @@ int offline_state_save(const struct offline_state *s)
 	return r;
 }
 
-bool offline_state_has(const struct offline_state *s, uint32_t id, bool *movable)
+const char *offline_state_zone(const struct offline_state *s, uint32_t id)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].id == id) {
-			if (movable)
-				*movable = s->v[i].movable;
-			return true;
-		}
-	return false;
+		if (s->v[i].id == id)
+			return s->v[i].zone;
+	return NULL;
 }
 
-int offline_state_add(struct offline_state *s, uint32_t id, bool movable)
+int offline_state_add(struct offline_state *s, uint32_t id, const char *zone)
 {
-	if (offline_state_has(s, id, NULL))
+	if (offline_state_zone(s, id))
 		return 0;
 	if (s->n >= RPM_OFFLINE_MAX)
 		return -ENOSPC;
-	s->v[s->n++] = (struct offline_rec) { .id = id, .movable = movable };
+	if (!zone_name_ok(zone) || strlen(zone) >= sizeof(s->v[0].zone))
+		return -EINVAL;
+	s->v[s->n].id = id;
+	snprintf(s->v[s->n].zone, sizeof(s->v[s->n].zone), "%s", zone);
+	s->n++;
 	return offline_state_save(s);
 }
 
@@ -127,6 +140,25 @@ int offline_state_remove(struct offline_state *s, uint32_t id)
 			s->v[i] = s->v[--s->n];
 			return offline_state_save(s);
 		}
+	return 0;
+}
+
+int offline_state_online(const char *root, const struct offline_rec *rec)
+{
+	struct memblock b;
+	int r = memblock_read(root, rec->id, &b);
+
+	if (r < 0)
+		return r;
+	r = memblock_online_into(root, rec->id, rec->zone, b.zones);
+	if (r < 0)
+		return r;
+	if (memblock_read(root, rec->id, &b) == 0 && b.state == MEMBLOCK_ONLINE &&
+	    strcmp(b.zones, rec->zone))
+		log_warning("memory block %" PRIu32 ": online again, in zone %s instead of %s",
+			    rec->id, b.zones, rec->zone);
+	else
+		log_info("memory block %" PRIu32 ": online again", rec->id);
 	return 0;
 }
 
@@ -142,15 +174,9 @@ int offline_state_restore(struct offline_state *s, const char *root, unsigned *n
 		int r = memblock_read(root, rec.id, &b);
 
 		if (r == 0 && b.state == MEMBLOCK_OFFLINE) {
-			r = -EINVAL;
-			if (rec.movable && memblock_zones_have(b.zones, "Movable"))
-				r = memblock_write_state(root, rec.id, "online_movable");
-			if (r < 0)
-				r = memblock_write_state(root, rec.id, "online");
-			if (r == 0) {
+			r = offline_state_online(root, &rec);
+			if (r == 0)
 				onlined++;
-				log_info("memory block %" PRIu32 ": online again", rec.id);
-			}
 		} else if (r == 0 || r == -ENOENT) {
 			r = 0;		/* online already, or gone: nothing to give back */
 		}

@@ -914,7 +914,7 @@ static void classify(const struct pass *p, const struct rpm_region *r,
 		   r->managed_pages - r->free_pages : 0;
 	pl->migrate = pl->cost = pl->used;
 	pl->klass = K_PINNED;
-	if (region_dma(r))
+	if (region_dma(r) || r->no_park)
 		return;		/* never parked: it may as well hold pages */
 	if (!pl->used) {
 		/*

@@ -47,6 +47,8 @@ struct rpm_region {
 	uint64_t free_pages;
 	uint32_t node;
 	char zones[32];			/* zone names, comma separated ("DMA,DMA32") */
+	bool no_park;			/* the backend cannot park it (stock: a block at
+					 * an end of ZONE_DMA32 would change zone) */
 	enum rpm_region_state state;
 	uint32_t owner_portid;		/* 0 when neither parked nor held */
 	uint64_t parked_pages;

@@ -203,6 +203,36 @@ static void test_memblock_fixture(void **state)
 	assert_int_equal(memblock_block_size("/nonexistent", &bytes), -ENOENT);
 }
 
+/*
+ * Which blocks come back in their zone: a block at either end of
+ * ZONE_DMA32 on its node would be onlined into ZONE_NORMAL (the zone's
+ * span shrinks when it goes offline); blocks in the middle, and every
+ * block of ZONE_NORMAL and ZONE_MOVABLE, come back where they were; a
+ * block spanning zones cannot be offlined.  (2 GiB with movablecore=50%:
+ * blocks 0-7 DMA32, 8-15 Movable; blocks 6 and 7 came back in Normal.)
+ */
+static void test_memblock_zone_edges(void **state)
+{
+	struct memblock v[] = {
+		{ .id = 0, .state = MEMBLOCK_ONLINE, .zones = "none" },
+		{ .id = 1, .state = MEMBLOCK_ONLINE, .zones = "DMA32" },
+		{ .id = 2, .state = MEMBLOCK_ONLINE, .zones = "DMA32" },
+		{ .id = 3, .state = MEMBLOCK_OFFLINE, .zones = "DMA32 Movable" },
+		{ .id = 4, .state = MEMBLOCK_ONLINE, .zones = "DMA32" },
+		{ .id = 5, .state = MEMBLOCK_ONLINE, .zones = "DMA32" },
+		{ .id = 6, .state = MEMBLOCK_ONLINE, .zones = "Movable" },
+		{ .id = 7, .state = MEMBLOCK_ONLINE, .zones = "Movable" },
+		{ .id = 8, .state = MEMBLOCK_ONLINE, .zones = "Normal", .node = 1 },
+		{ .id = 9, .state = MEMBLOCK_ONLINE, .zones = "DMA32", .node = 1 },
+	};
+	const bool want[] = { false, false, true, false, true, false, true, true, true, false };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (memblock_returns_to_zone(v, sizeof(v) / sizeof(v[0]), i) != want[i])
+			fail_msg("block %zu: %s", i, want[i] ? "comes back" : "must stay");
+}
+
 /* ---- kpageflags --------------------------------------------------------- */
 
 static void test_kpf_classify(void **state)
@@ -257,21 +287,20 @@ static void test_kpf_scan(void **state)
 static void test_offline_state_parse(void **state)
 {
 	static struct offline_state s;
-	bool movable = false;
 
 	(void)state;
-	assert_int_equal(offline_state_parse("3 Movable\n17 Normal\n", &s), 0);
-	assert_int_equal(s.n, 2);
-	assert_true(offline_state_has(&s, 3, &movable));
-	assert_true(movable);
-	assert_true(offline_state_has(&s, 17, &movable));
-	assert_false(movable);
-	assert_false(offline_state_has(&s, 4, NULL));
+	assert_int_equal(offline_state_parse("3 Movable\n17 Normal\n21 DMA32\n", &s), 0);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(offline_state_zone(&s, 3), "Movable");
+	assert_string_equal(offline_state_zone(&s, 17), "Normal");
+	assert_string_equal(offline_state_zone(&s, 21), "DMA32");
+	assert_null(offline_state_zone(&s, 4));
 	/* a bad line is reported, the good ones are kept */
-	assert_int_equal(offline_state_parse("3 Movable\nx y\n5 Normal extra\n9 Normal", &s),
-			 -EBADMSG);
+	assert_int_equal(offline_state_parse("3 Movable\nx y\n5 Normal extra\n6 Nor/mal\n"
+					     "7 Normalnormalnormal\n9 Normal", &s), -EBADMSG);
 	assert_int_equal(s.n, 2);
-	assert_true(offline_state_has(&s, 9, NULL));
+	assert_non_null(offline_state_zone(&s, 9));
+	assert_null(offline_state_zone(&s, 6));
 	assert_int_equal(offline_state_parse("", &s), 0);
 	assert_int_equal(s.n, 0);
 }
@@ -283,14 +312,17 @@ static void test_offline_state_file(void **state)
 	(void)state;
 	assert_int_equal(offline_state_load(&s, tmproot), 0);	/* missing: empty */
 	assert_int_equal(s.n, 0);
-	assert_int_equal(offline_state_add(&s, 4, true), 0);
-	assert_int_equal(offline_state_add(&s, 2, false), 0);
-	assert_int_equal(offline_state_add(&s, 4, true), 0);	/* once */
-	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "4 Movable");
+	assert_int_equal(offline_state_add(&s, 4, "Movable"), 0);
+	assert_int_equal(offline_state_add(&s, 2, "DMA32"), 0);
+	assert_int_equal(offline_state_add(&s, 4, "Movable"), 0);	/* once */
+	assert_int_equal(offline_state_add(&s, 5, "none here"), -EINVAL);
+	assert_int_equal(offline_state_add(&s, 5, ""), -EINVAL);
 	assert_int_equal(offline_state_load(&t, tmproot), 0);
 	assert_int_equal(t.n, 2);
-	assert_int_equal(offline_state_remove(&s, 4), 0);
+	assert_string_equal(offline_state_zone(&t, 2), "DMA32");
 	assert_int_equal(offline_state_remove(&s, 2), 0);
+	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "4 Movable");
+	assert_int_equal(offline_state_remove(&s, 4), 0);
 	/* an empty record is no file at all */
 	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "(missing)");
 }
@@ -306,13 +338,17 @@ static void test_offline_state_restore(void **state)
 	make_memory_tree();
 	put_str("/sys/devices/system/memory/memory4/state", "offline\n");
 	put_str("/sys/devices/system/memory/memory4/valid_zones", "Normal Movable\n");
-	put_str(RPM_OFFLINE_STATE_FILE, "4 Movable\n2 Normal\n");
+	put_str("/sys/devices/system/memory/memory5/state", "offline\n");
+	put_str("/sys/devices/system/memory/memory5/valid_zones", "DMA32 Movable\n");
+	put_str(RPM_OFFLINE_STATE_FILE, "4 Movable\n2 Normal\n5 DMA32\n");
 	assert_int_equal(offline_state_load(&s, tmproot), 0);
 	r = offline_state_restore(&s, tmproot, &failed);
-	assert_int_equal(r, 1);		/* block 2 was online already */
+	assert_int_equal(r, 2);		/* block 2 was online already */
 	assert_int_equal(failed, 0);
 	assert_string_equal(get_str("/sys/devices/system/memory/memory4/state"), "online_movable");
 	assert_string_equal(get_str("/sys/devices/system/memory/memory2/state"), "online");
+	/* a kernel zone: online_kernel, whatever memory_hotplug.online_policy says */
+	assert_string_equal(get_str("/sys/devices/system/memory/memory5/state"), "online_kernel");
 	/* block 3, offline by someone else, is not in the record: untouched */
 	assert_string_equal(get_str("/sys/devices/system/memory/memory3/state"), "offline");
 	assert_int_equal(s.n, 0);
@@ -452,7 +488,8 @@ static void test_backend_stock(void **state)
 	put_str(RPM_OFFLINE_STATE_FILE, "5 Normal\n");
 	assert_int_equal(rpm_backend_stock.probe(tmproot), 0);
 	assert_int_equal(rpm_backend_stock.open(&b, tmproot, NULL), 0);
-	assert_string_equal(get_str("/sys/devices/system/memory/memory5/state"), "online");
+	assert_string_equal(get_str("/sys/devices/system/memory/memory5/state"), "online_kernel");
+	put_str("/sys/devices/system/memory/memory5/state", "online\n");
 	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "(missing)");
 	assert_string_equal(backend_name(b), "stock");
 	backend_missing(b, missing, sizeof(missing));
@@ -503,6 +540,48 @@ static void test_backend_stock(void **state)
 	assert_string_equal(get_str("/sys/devices/system/memory/memory4/state"), "online_movable");
 	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "(missing)");
 	put_str("/sys/devices/system/memory/memory4/state", "online\n");
+	backend_close(b);
+}
+
+/*
+ * On a machine whose low blocks are ZONE_DMA32, the block at the top of
+ * that zone is never offlined (the plan sees it as not parkable, a park
+ * is refused with the reason); a block inside it is, is recorded as
+ * DMA32 and comes back with online_kernel.
+ */
+static void test_backend_stock_zone_edges(void **state)
+{
+	struct rpm_compact_result res;
+	struct rpm_backend *b = NULL;
+	struct collect c;
+
+	(void)state;
+	make_memory_tree();
+	for (unsigned i = 0; i < 3; i++) {
+		char rel[128];
+
+		snprintf(rel, sizeof(rel), "/sys/devices/system/memory/memory%u/valid_zones", i);
+		put_str(rel, "DMA32\n");
+	}
+	assert_int_equal(rpm_backend_stock.open(&b, tmproot, NULL), 0);
+	dump(b, &c);
+	assert_true(by_id(&c, 0)->no_park);	/* the lowest of DMA32 */
+	assert_false(by_id(&c, 1)->no_park);
+	assert_true(by_id(&c, 2)->no_park);	/* the highest */
+	assert_false(by_id(&c, 4)->no_park);	/* Movable */
+	assert_false(by_id(&c, 5)->no_park);	/* Normal */
+	assert_int_equal(b->ops->park(b, 2, true, 0, 0, &res), -EBUSY);
+	assert_non_null(strstr(backend_error(b), "end of zone DMA32"));
+	assert_string_equal(get_str("/sys/devices/system/memory/memory2/state"), "online");
+	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "(missing)");
+	/* block 1: anonymous pages and free ones, inside the zone */
+	assert_int_equal(b->ops->park(b, 1, true, 0, 0, &res), 0);
+	assert_string_equal(get_str("/sys/devices/system/memory/memory1/state"), "offline");
+	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "1 DMA32");
+	put_str("/sys/devices/system/memory/memory1/valid_zones", "DMA32 Movable\n");
+	assert_int_equal(b->ops->unpark(b, 1), 0);
+	assert_string_equal(get_str("/sys/devices/system/memory/memory1/state"), "online_kernel");
+	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "(missing)");
 	backend_close(b);
 }
 
@@ -566,6 +645,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memblock_parse),
 		cmocka_unit_test(test_memblock_fixture),
+		cmocka_unit_test(test_memblock_zone_edges),
 		cmocka_unit_test(test_kpf_classify),
 		cmocka_unit_test_setup_teardown(test_kpf_scan, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_offline_state_parse),
@@ -573,6 +653,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_offline_state_restore, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_damon_setup, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_backend_stock, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_backend_stock_zone_edges, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_policy_over_stock, setup_tmp, teardown_tmp),
 	};
 

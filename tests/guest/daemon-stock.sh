@@ -16,7 +16,8 @@
 #   * SIGKILL leaves the record; a restarted daemon onlines every recorded
 #     block first (MemTotal back at its boot value within 5 s), and so does
 #     regionpmd --restore (what ExecStopPost= runs);
-#   * SIGTERM onlines everything and exits 0.
+#   * SIGTERM onlines everything and exits 0, every block in the zone it
+#     had (run with movablecore= too: suite daemon-stock-movable).
 #
 #   REGIONPMD=path        daemon binary (default build/regionpmd)
 #   REGIONPM_DAEMON_WAIT  seconds allowed to offline blocks (default 120)
@@ -104,6 +105,19 @@ foreign_offline() {
 }
 foreign=$(foreign_offline)
 tap_check "a block offlined by someone else before the daemon starts (memory${foreign:-?})" test -n "$foreign"
+# The zone of every online block: a block offlined and onlined again must
+# come back to its zone.  A plain "online" puts a block at the top of
+# ZONE_MOVABLE (movablecore=, virtio-mem, auto-movable) into ZONE_NORMAL
+# once offlining has shrunk the movable zone's span, and unmovable memory
+# could land where the operator set memory aside to be emptied.
+block_zones() {
+	local d
+	for d in "$MEM"/memory*; do
+		grep -qx online "$d/state" && echo "${d##*memory} $(cat "$d/valid_zones")"
+	done | sort -n
+}
+block_zones > "$work/zones.boot"
+echo "# zones of the online blocks: $(awk '{ n[$2]++ } END { for (z in n) printf "%s %d  ", z, n[z] }' "$work/zones.boot")"
 mem_total0=$(meminfo MemTotal)
 oom0=$(oom_kills)
 
@@ -323,5 +337,10 @@ else
 $(tail -15 "$work/term.log")"
 fi
 tap_check "someone else's block memory$foreign is still offline" grep -qx offline "$MEM/memory$foreign/state"
+zones_kept() {
+	block_zones > "$work/zones.end"
+	diff "$work/zones.boot" "$work/zones.end"
+}
+tap_check "every block the daemon offlined is back in the zone it had" zones_kept
 tap_check "no OOM kill during the whole test" test "$(oom_kills)" = "$oom0"
 tap_done
