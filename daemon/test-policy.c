@@ -1531,6 +1531,27 @@ static void test_cache_growth_defers_parking(void **state)
 		w.sys.file_pages += RP / 8;
 	}
 	assert_true(count_parks(&w) > 0);
+	/*
+	 * Passes further apart than the window (a converged daemon sleeps):
+	 * two regions in 12 s is growth all the same; a region in 60 s (a
+	 * quarter per 15 s) is not.
+	 */
+	for (int fast = 1; fast >= 0; fast--) {
+		world_init(&w);
+		w.sys.vmstat_valid = true;
+		w.sys.file_pages = 1000;
+		decide(&w);
+		w.sys.now += (fast ? 12 : 60) * SEC;
+		w.sys.file_pages += fast ? 2 * RP : RP;
+		decide(&w);
+		if (fast) {
+			assert_int_equal(count_parks(&w), 0);
+			assert_int_equal(w.st.grow_rate, 2 * RP / 12);
+		} else {
+			assert_true(count_parks(&w) > 0);
+			assert_int_equal(w.st.grow_rate, 0);
+		}
+	}
 	/* A region we hold is given back when growth starts. */
 	world_init(&w);
 	w.r[6].state = RPM_REGION_HELD;
