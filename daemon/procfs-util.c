@@ -678,6 +678,23 @@ bool procfs_cmdline_bool(const char *cmdline, const char *param)
 	return on;
 }
 
+bool procfs_cmdline_has(const char *cmdline, const char *param)
+{
+	size_t len = strlen(param);
+	const char *w = cmdline;
+
+	while (len && w && *w) {
+		size_t n;
+
+		w += strspn(w, " \t\n");
+		n = strcspn(w, " \t\n");
+		if (n >= len && !strncmp(w, param, len) && (n == len || w[len] == '='))
+			return true;
+		w += n;
+	}
+	return false;
+}
+
 int procfs_read_cmdline_bool(const char *root, const char *param, bool *on)
 {
 	char buf[4096];		/* COMMAND_LINE_SIZE is at most 4096 */

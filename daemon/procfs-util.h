@@ -134,6 +134,8 @@ int procfs_read_zoneinfo(const char *root, struct rpm_zoneinfo *z);
 bool procfs_cmdline_bool(const char *cmdline, const char *param);
 /* The same for root/proc/cmdline; -errno if it cannot be read. */
 int procfs_read_cmdline_bool(const char *root, const char *param, bool *on);
+/* Whether @cmdline names @param at all (bare or with a value). */
+bool procfs_cmdline_has(const char *cmdline, const char *param);
 
 /* kB to pages of page_size bytes (rounded down); 0 for a bad page size. */
 uint64_t procfs_kb_to_pages(uint64_t kb, uint64_t page_size);

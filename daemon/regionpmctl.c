@@ -1590,7 +1590,8 @@ out:
  */
 static void check_movable(void)
 {
-	bool bottom_up = false;
+	bool bottom_up = false, boot_movable = false;
+	char cmdline[4096];	/* COMMAND_LINE_SIZE is at most 4096 */
 	struct rpm_zoneinfo z;
 	int r = procfs_read_zoneinfo(NULL, &z);
 
@@ -1614,8 +1615,14 @@ static void check_movable(void)
 	 * memblock is top-down: the memory map (1.6 % of memory) lies at the
 	 * top of the node, in ZONE_MOVABLE, where it pins a region for good
 	 * unless the patched kernel was booted with regionpm.bottom_up=1.
+	 * Only where ZONE_MOVABLE is boot memory (movablecore=, kernelcore=):
+	 * hotplugged memory (virtio-mem, CXL, auto-movable) gets its memory
+	 * map from memory that was there before.
 	 */
-	if (access("/sys/module/regionpm/parameters/bias", F_OK) == 0 &&
+	if (procfs_read_file(NULL, RPM_PROC_CMDLINE, cmdline, sizeof(cmdline)) >= 0)
+		boot_movable = procfs_cmdline_has(cmdline, "movablecore") ||
+			       procfs_cmdline_has(cmdline, "kernelcore");
+	if (boot_movable && access("/sys/module/regionpm/parameters/bias", F_OK) == 0 &&
 	    procfs_read_cmdline_bool(NULL, "regionpm.bottom_up", &bottom_up) == 0 && !bottom_up)
 		printf("%-8s boot memory: booted without regionpm.bottom_up=1, so the memory map "
 		       "and other boot allocations lie at the top of ZONE_MOVABLE and keep a "

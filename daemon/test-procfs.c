@@ -416,6 +416,11 @@ static void test_cmdline_bool(void **state)
 	assert_false(procfs_cmdline_bool("regionpm.bottom_up=1 regionpm.bottom_up=n", p));
 	assert_true(procfs_cmdline_bool("regionpm.bottom_up=1 regionpm.bottom_up=maybe", p));
 	assert_false(procfs_cmdline_bool("regionpm.bottom_up=", p));
+	assert_true(procfs_cmdline_has("ro movablecore=50% quiet", "movablecore"));
+	assert_true(procfs_cmdline_has("kernelcore", "kernelcore"));
+	assert_false(procfs_cmdline_has("movablecore_x=1 amovablecore=1", "movablecore"));
+	assert_false(procfs_cmdline_has("ro quiet", "movablecore"));
+	assert_false(procfs_cmdline_has("ro", ""));
 	/* Another parameter with the same prefix is not this one. */
 	assert_false(procfs_cmdline_bool("regionpm.bottom_up_x=1 xregionpm.bottom_up=1", p));
 	assert_false(procfs_cmdline_bool("", p));

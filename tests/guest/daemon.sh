@@ -240,8 +240,10 @@ if grep -qE '^Node [0-9]+, zone +Movable' /proc/zoneinfo &&
 		out=$("$top/build/regionpmctl" check 2>&1)
 		echo "$out" | grep 'movable memory\|boot memory'
 		echo "$out" | grep -qE 'movable memory: [0-9]+ MiB of [0-9]+ MiB .* in ZONE_MOVABLE' || return 1
-		# The memory map's place: a hint unless booted with regionpm.bottom_up=1
-		if grep -qw 'regionpm.bottom_up=1' /proc/cmdline; then
+		# The memory map's place: a hint where ZONE_MOVABLE is boot memory
+		# (movablecore=, kernelcore=), unless booted with regionpm.bottom_up=1
+		if grep -qw 'regionpm.bottom_up=1' /proc/cmdline ||
+		   ! grep -qE '(^| )(movablecore|kernelcore)=' /proc/cmdline; then
 			! echo "$out" | grep -q 'booted without regionpm.bottom_up=1'
 		else
 			echo "$out" | grep -q 'booted without regionpm.bottom_up=1'

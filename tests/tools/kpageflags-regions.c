@@ -72,11 +72,16 @@ static uint64_t max_pfn_from_iomem(void)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
+		const char *p = line + strspn(line, " ");
 		uint64_t s, e;
 
-		if (line[0] == ' ' || !strstr(line, "System RAM"))
+		/*
+		 * Nested entries too: memory a virtio-mem device (or dax/kmem)
+		 * added is "System RAM (virtio_mem)" under the device's range.
+		 */
+		if (!strstr(p, "System RAM"))
 			continue;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &s, &e) == 2 && e > end_max)
+		if (sscanf(p, "%" SCNx64 "-%" SCNx64, &s, &e) == 2 && e > end_max)
 			end_max = e;
 	}
 	fclose(f);
