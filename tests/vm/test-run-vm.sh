@@ -30,6 +30,13 @@ icount_refuses() {
 tap_check "--icount refuses a shift that is not 0 to 10" icount_refuses 11
 tap_check "--icount refuses a shift that is not a number" icount_refuses x
 tap_check "--icount refuses a leading zero (QEMU reads octal)" icount_refuses 010
+vmem_refuses() {
+	local out
+	out=$("$here/run-vm" --virtio-mem "$1" -- true 2>&1)
+	[ $? = 1 ] && grep -q -- "--virtio-mem wants a size" <<<"$out" || { echo "$out"; return 1; }
+}
+tap_check "--virtio-mem refuses a size that is not one" vmem_refuses 1Q
+tap_check "--virtio-mem refuses a size of 0" vmem_refuses 0
 kvm_icount_refused() {
 	local out
 	out=$("$here/run-vm" --kvm --icount 0 -- true 2>&1)
