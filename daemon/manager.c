@@ -1063,7 +1063,7 @@ int manager_pass(struct manager *m)
 	struct rpm_kernel_info info;
 	struct rpm_zoneinfo zi;
 	struct rpm_vmstat vm;
-	char status[256];
+	char status[256], plan[96] = "";
 	size_t n;
 	int r;
 
@@ -1116,13 +1116,18 @@ int manager_pass(struct manager *m)
 
 	n = policy_decide(&m->config.policy, &m->pstate, &sys, m->regions, m->n_regions,
 			  acts, MAX_ACTIONS);
+	/* The keep set's figures: what a converged plan's wake mark is made of. */
+	if (m->pstate.plan.planned)
+		snprintf(plan, sizeof(plan), "; keep set %u regions, %" PRIu64 " pages for %" PRIu64
+			 " needed", m->pstate.plan.keep, m->pstate.plan.keep_capacity,
+			 m->pstate.plan.need_pages);
 	log_debug("pass %u at %.1fs: MemAvailable %" PRIu64 "/%" PRIu64 " pages, MemFree %" PRIu64
 		  " (%" PRIu64 " above the kernel's marks of %" PRIu64 "), PSI some %u.%02u%%, "
-		  "%zu action(s)%s",
+		  "%zu action(s)%s%s",
 		  m->passes, (sys.now - m->started) / 1e6, sys.mem_available_pages, sys.mem_total_pages,
 		  sys.mem_free_pages, sys.free_above_marks, sys.kernel_reserve_pages,
 		  sys.psi_some_avg10 / 100, sys.psi_some_avg10 % 100, n,
-		  m->pstate.plan.converged ? ", converged" : "");
+		  m->pstate.plan.converged ? ", converged" : "", plan);
 	for (size_t i = 0; i < n && !m->exiting; i++)
 		execute(m, &acts[i], sys.now);
 	m->idle_passes = n ? 0 : m->idle_passes + 1;

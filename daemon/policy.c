@@ -1359,6 +1359,7 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	}
 	sum->keep += sum->pinned;
 	sum->keep_capacity = cap;
+	sum->planned = true;
 	sum->shortfall = need_low > all_active ? need_low - all_active : 0;
 	return sum->shortfall;
 }
@@ -1872,6 +1873,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	st->pingpong_backoff = sec_to_usec(cfg->pingpong_backoff_sec);
 	st->pressure_pending = false;
 	st->plan.converged = false;
+	st->plan.planned = false;
 	st->plan.wake_free_pages = 0;
 	st->low_free_pages = low_mark(&p);
 	st->plan.short_of_memory = false;

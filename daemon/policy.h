@@ -225,6 +225,7 @@ struct rpm_policy_state {
 		unsigned keep, targets, pinned, spare, parked;
 		unsigned capped;	/* of keep: kept for max_parked_pct */
 		unsigned low_kept;	/* of keep: kept as room for the kernel zones' pages */
+		bool planned;		/* this pass computed a keep set (the figures below) */
 		uint64_t need_pages, keep_capacity;
 		uint64_t cache_reserve;
 		uint64_t shortfall;	/* pages the active regions cannot hold */
