@@ -564,7 +564,7 @@ static int stock_unpark(struct rpm_backend *b, uint32_t id)
 	if (r < 0)
 		return set_err(s, r, "memory block %" PRIu32 ": %s", id, strerror(-r));
 	if (m.state == MEMBLOCK_OFFLINE) {
-		r = offline_state_online(s->root, &rec);
+		r = offline_state_online(s->root, &rec, m.zones);
 		if (r < 0)
 			return set_err(s, r, "onlining memory block %" PRIu32 ": %s", id,
 				       strerror(-r));

@@ -143,14 +143,11 @@ int offline_state_remove(struct offline_state *s, uint32_t id)
 	return 0;
 }
 
-int offline_state_online(const char *root, const struct offline_rec *rec)
+int offline_state_online(const char *root, const struct offline_rec *rec, const char *offered)
 {
 	struct memblock b;
-	int r = memblock_read(root, rec->id, &b);
+	int r = memblock_online_into(root, rec->id, rec->zone, offered);
 
-	if (r < 0)
-		return r;
-	r = memblock_online_into(root, rec->id, rec->zone, b.zones);
 	if (r < 0)
 		return r;
 	if (memblock_read(root, rec->id, &b) == 0 && b.state == MEMBLOCK_ONLINE &&
@@ -174,7 +171,7 @@ int offline_state_restore(struct offline_state *s, const char *root, unsigned *n
 		int r = memblock_read(root, rec.id, &b);
 
 		if (r == 0 && b.state == MEMBLOCK_OFFLINE) {
-			r = offline_state_online(root, &rec);
+			r = offline_state_online(root, &rec, b.zones);
 			if (r == 0)
 				onlined++;
 		} else if (r == 0 || r == -ENOENT) {

@@ -44,10 +44,11 @@ int offline_state_add(struct offline_state *s, uint32_t id, const char *zone);
 int offline_state_remove(struct offline_state *s, uint32_t id);
 
 /*
- * Online the offline block of @rec into its zone (memblock_online_into());
- * a warning if it came back in another zone.  Returns the write's -errno.
+ * Online the offline block of @rec into its zone (memblock_online_into();
+ * @offered: its valid_zones, as just read); a warning if it came back in
+ * another zone.  Returns the write's -errno.
  */
-int offline_state_online(const char *root, const struct offline_rec *rec);
+int offline_state_online(const char *root, const struct offline_rec *rec, const char *offered);
 
 /*
  * Online every recorded block that is offline (offline_state_online()),

@@ -592,21 +592,6 @@ static void end_headroom_pause(struct pass *p)
 }
 
 /*
- * Memory in use is growing: the page cache and anonymous memory together
- * grew by a quarter of a region within RPM_POLICY_GROWTH_WINDOW_SEC,
- * lately (PressureBackoffSec=).  Free memory is turning into cache or
- * process memory then (a copy, a fill, a build, a database sizing its
- * buffers); parking it would only make reclaim evict cache the workload
- * reads again.  Measured on fragment at 8 GiB: the daemon parked again
- * each time the back-off after a give-back ended, in the middle of the
- * fill, which then read 230 MiB back from disk where stock read none; on
- * database at 2 GiB, counting the page cache alone, anonymous buffers took
- * the last free memory, and the 24,440 sectors read back in the fill were
- * cache kswapd evicted for them.  While it grows nothing is parked,
- * emptied (a target's last call parks it) or held.  The sum does not move
- * when we park or hold (those change free pages only), nor when we migrate.
- */
-/*
  * Growth is a quarter of a region within RPM_POLICY_GROWTH_WINDOW_SEC, or
  * as fast over a longer @span: passes can be further apart than the window
  * (a converged daemon sleeps until an event or IdleIntervalSec=), and a
@@ -626,6 +611,21 @@ static uint64_t grow_threshold(const struct pass *p, usec_t_ span)
 	return (uint64_t)((double)quarter * (double)span / (double)window);
 }
 
+/*
+ * Memory in use is growing: the page cache and anonymous memory together
+ * grew by a quarter of a region within RPM_POLICY_GROWTH_WINDOW_SEC,
+ * lately (PressureBackoffSec=).  Free memory is turning into cache or
+ * process memory then (a copy, a fill, a build, a database sizing its
+ * buffers); parking it would only make reclaim evict cache the workload
+ * reads again.  Measured on fragment at 8 GiB: the daemon parked again
+ * each time the back-off after a give-back ended, in the middle of the
+ * fill, which then read 230 MiB back from disk where stock read none; on
+ * database at 2 GiB, counting the page cache alone, anonymous buffers took
+ * the last free memory, and the 24,440 sectors read back in the fill were
+ * cache kswapd evicted for them.  While it grows nothing is parked,
+ * emptied (a target's last call parks it) or held.  The sum does not move
+ * when we park or hold (those change free pages only), nor when we migrate.
+ */
 static bool use_growing(struct pass *p)
 {
 	struct rpm_policy_state *st = p->st;

@@ -654,45 +654,46 @@ static bool parse_bool(const char *v, size_t n, bool *out)
 	return false;
 }
 
-bool procfs_cmdline_bool(const char *cmdline, const char *param)
+/*
+ * The next word of the command line at *@w that is @param, bare or with a
+ * value (NULL: no more); *@w moves past it and *@n is its length.
+ */
+static const char *cmdline_next(const char **w, const char *param, size_t *n)
 {
 	size_t len = strlen(param);
-	const char *w = cmdline;
+
+	while (len && *w && **w) {
+		const char *word = *w + strspn(*w, " \t\n");
+
+		*n = strcspn(word, " \t\n");
+		*w = word + *n;
+		if (*n >= len && !strncmp(word, param, len) && (*n == len || word[len] == '='))
+			return word;
+	}
+	return NULL;
+}
+
+bool procfs_cmdline_bool(const char *cmdline, const char *param)
+{
+	size_t len = strlen(param), n;
+	const char *w = cmdline, *word;
 	bool on = false;
 
-	if (!len)
-		return false;
-	while (w && *w) {
-		size_t n;
-
-		w += strspn(w, " \t\n");
-		n = strcspn(w, " \t\n");
-		if (n >= len && !strncmp(w, param, len)) {
-			if (n == len)
-				on = true;	/* a bare boolean parameter means on */
-			else if (w[len] == '=')
-				parse_bool(w + len + 1, n - len - 1, &on);	/* bad: unchanged */
-		}
-		w += n;
+	while ((word = cmdline_next(&w, param, &n))) {
+		if (n == len)
+			on = true;	/* a bare boolean parameter means on */
+		else
+			parse_bool(word + len + 1, n - len - 1, &on);	/* bad: unchanged */
 	}
 	return on;
 }
 
 bool procfs_cmdline_has(const char *cmdline, const char *param)
 {
-	size_t len = strlen(param);
 	const char *w = cmdline;
+	size_t n;
 
-	while (len && w && *w) {
-		size_t n;
-
-		w += strspn(w, " \t\n");
-		n = strcspn(w, " \t\n");
-		if (n >= len && !strncmp(w, param, len) && (n == len || w[len] == '='))
-			return true;
-		w += n;
-	}
-	return false;
+	return cmdline_next(&w, param, &n) != NULL;
 }
 
 int procfs_read_cmdline_bool(const char *root, const char *param, bool *on)

@@ -1619,11 +1619,13 @@ static void check_movable(void)
 	 * hotplugged memory (virtio-mem, CXL, auto-movable) gets its memory
 	 * map from memory that was there before.
 	 */
-	if (procfs_read_file(NULL, RPM_PROC_CMDLINE, cmdline, sizeof(cmdline)) >= 0)
+	if (procfs_read_file(NULL, RPM_PROC_CMDLINE, cmdline, sizeof(cmdline)) >= 0) {
 		boot_movable = procfs_cmdline_has(cmdline, "movablecore") ||
 			       procfs_cmdline_has(cmdline, "kernelcore");
-	if (boot_movable && access("/sys/module/regionpm/parameters/bias", F_OK) == 0 &&
-	    procfs_read_cmdline_bool(NULL, "regionpm.bottom_up", &bottom_up) == 0 && !bottom_up)
+		bottom_up = procfs_cmdline_bool(cmdline, "regionpm.bottom_up");
+	}
+	if (boot_movable && !bottom_up &&
+	    access("/sys/module/regionpm/parameters/bias", F_OK) == 0)
 		printf("%-8s boot memory: booted without regionpm.bottom_up=1, so the memory map "
 		       "and other boot allocations lie at the top of ZONE_MOVABLE and keep a "
 		       "region there from ever being emptied (see regionpm.rst)\n", "INFO");
