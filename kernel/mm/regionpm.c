@@ -722,7 +722,8 @@ phys_addr_t regionpm_memblock_floor(phys_addr_t start, phys_addr_t end)
 
 /*
  * Does region @id hold online pages that are neither managed nor parked
- * (reserved at boot, gigantic pages taken from memblock, ballooned pages)?
+ * (reserved at boot, gigantic pages taken from memblock, ballooned pages,
+ * the memmap of a hotplugged block)?
  */
 static bool region_has_unmanaged(unsigned long id)
 {
@@ -1111,10 +1112,39 @@ unsigned long regionpm_range_free(unsigned long start_pfn, unsigned long nr)
 	return min(free, nr);
 }
 
-/* The O(pages) breakdown of one region; racy by nature, like /proc/kpageflags. */
+/*
+ * The pages at the start of the memory block of @pfn that hold the
+ * block's own memmap (memory_hotplug.memmap_on_memory; ACPI DIMMs and
+ * dax/kmem add memory so): in use by the kernel for as long as the block
+ * is present, not managed, and never free.  A region holding them can
+ * never be emptied: powering it down would take the struct pages of its
+ * other pages with it.  Under get_online_mems() (the altmap goes with the
+ * block).
+ */
+unsigned long regionpm_block_memmap_pages(unsigned long pfn)
+{
+	unsigned long n = 0;
+#ifdef CONFIG_MHP_MEMMAP_ON_MEMORY
+	struct memory_block *mem = find_memory_block(pfn_to_section_nr(pfn));
+
+	if (mem) {
+		if (mem->altmap)
+			n = mem->altmap->free;
+		put_device(&mem->dev);
+	}
+#endif
+	return n;
+}
+
+/*
+ * The O(pages) breakdown of one region; racy by nature, like /proc/kpageflags.
+ * Under get_online_mems().
+ */
 void regionpm_region_detail(unsigned long id, struct regionpm_detail *d)
 {
+	unsigned long block_pages = PHYS_PFN(memory_block_size_bytes());
 	unsigned long pfn, start = regionpm_start_pfn(id);
+	unsigned long block_end = 0, memmap_end = 0;
 
 	memset(d, 0, sizeof(*d));
 	for (pfn = start; pfn < start + regionpm_pages(); pfn++) {
@@ -1124,6 +1154,17 @@ void regionpm_region_detail(unsigned long id, struct regionpm_detail *d)
 			cond_resched();
 		if (!page)
 			continue;
+		if (pfn >= block_end) {
+			unsigned long block = ALIGN_DOWN(pfn, block_pages);
+
+			block_end = block + block_pages;
+			memmap_end = block + regionpm_block_memmap_pages(block);
+		}
+		/* The block's own memmap: reserved for as long as the block is. */
+		if (pfn < memmap_end) {
+			d->reserved++;
+			continue;
+		}
 		if (PageBuddy(page)) {
 			unsigned int order = buddy_order_unsafe(page);
 

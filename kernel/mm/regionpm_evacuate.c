@@ -856,6 +856,29 @@ static int refuse_dma(unsigned long start, unsigned long end, struct netlink_ext
 	return 0;
 }
 
+/*
+ * A region holding the memmap of a hotplugged memory block cannot be
+ * emptied (see regionpm_block_memmap_pages()): say so at once rather than
+ * compact it and fail on the first pageblock.
+ */
+static int refuse_memmap(unsigned long start, unsigned long end, struct netlink_ext_ack *extack)
+{
+	unsigned long block_pages = PHYS_PFN(memory_block_size_bytes());
+	unsigned long pfn, n;
+
+	for (pfn = ALIGN_DOWN(start, block_pages); pfn < end; pfn += block_pages) {
+		n = regionpm_block_memmap_pages(pfn);
+		/* A region smaller than a block may lie past the memmap. */
+		if (n && pfn + n > start) {
+			/* extack messages stop at 80 characters */
+			NL_SET_ERR_MSG(extack,
+				       "region holds its memory block's memmap (memmap_on_memory)");
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
 struct limit_check {
 	struct netlink_ext_ack *extack;
 	struct regionpm_region *r;
@@ -1149,6 +1172,8 @@ int regionpm_park(const struct regionpm_compact_req *req, bool compact_first,
 	/* Only releases run meanwhile (regionpm.lock): the check stays true. */
 	ret = refuse_dma(start, end, extack);
 	if (!ret)
+		ret = refuse_memmap(start, end, extack);
+	if (!ret)
 		ret = walk_zone_runs(start, end, check_run_zone, &lc, &hole, false);
 	if (ret) {
 		if (hole)
@@ -1247,6 +1272,8 @@ int regionpm_hold(unsigned long id, struct regionpm_sock *owner, u32 portid,
 		goto unlock;
 	if (!renew) {
 		ret = refuse_dma(start, end, extack);
+		if (!ret)
+			ret = refuse_memmap(start, end, extack);
 		if (!ret)
 			ret = walk_zone_runs(start, end, check_run_zone, &lc, &hole, false);
 		if (ret) {
@@ -1605,13 +1632,21 @@ static int regionpm_memory_notify(struct notifier_block *nb, unsigned long actio
 		regionpm_track_range(mn->start_pfn, mn->nr_pages);
 		return NOTIFY_OK;
 	}
-	if (action == MEM_ONLINE) {
-		regionpm_present_changed(mn->start_pfn, mn->nr_pages);
-		regionpm_track_zone(page_zone(pfn_to_page(mn->start_pfn)));
-		return NOTIFY_OK;
+	/*
+	 * online_pages() and offline_pages() leave out the pages at the start
+	 * of the block that hold its own memmap (memory_hotplug.
+	 * memmap_on_memory); they are present all the same, and make their
+	 * region one with unmanaged pages (see region_has_unmanaged()).
+	 */
+	if (action == MEM_ONLINE || action == MEM_OFFLINE) {
+		unsigned long block = ALIGN_DOWN(mn->start_pfn,
+						 PHYS_PFN(memory_block_size_bytes()));
+		long nr = mn->nr_pages + (mn->start_pfn - block);
+
+		regionpm_present_changed(block, action == MEM_ONLINE ? nr : -nr);
 	}
-	if (action == MEM_OFFLINE) {
-		regionpm_present_changed(mn->start_pfn, -(long)mn->nr_pages);
+	if (action == MEM_ONLINE) {
+		regionpm_track_zone(page_zone(pfn_to_page(mn->start_pfn)));
 		return NOTIFY_OK;
 	}
 	if (action != MEM_GOING_OFFLINE)

@@ -2497,6 +2497,9 @@ static void *map_file(const char *path, uint64_t len)
 #ifndef KPF_RESERVED
 #define KPF_RESERVED	32	/* kernel-internal flags start at 32 (fs/proc/page.c) */
 #endif
+#ifndef KPF_OWNER_PRIVATE
+#define KPF_OWNER_PRIVATE 37	/* PG_owner_priv_1 */
+#endif
 
 static bool block_isolatable(uint64_t pfn, uint64_t block)
 {
@@ -5701,6 +5704,139 @@ TEST_F_TIMEOUT(regionpm, park_movable_zone_whole, 600)
 	}
 	for (i = 0; i < n; i++)
 		EXPECT_FALSE(parked[i]) TH_LOG("region %u still parked", ids[i]);
+}
+
+/*
+ * The run of pages from @pfn on that hold a memory block's own memmap
+ * (memory_hotplug.memmap_on_memory), as /proc/kpageflags shows them:
+ * PG_vmemmap_self_hosted is PG_owner_priv_1 (KPF_OWNER_PRIVATE), on a
+ * page that is nothing else.  At most @max pages are read.
+ */
+static uint64_t kpf_memmap_run(uint64_t pfn, uint64_t max)
+{
+	const uint64_t other = BIT64(KPF_LRU) | BIT64(KPF_SLAB) | BIT64(KPF_BUDDY) |
+			       BIT64(KPF_ANON) | BIT64(KPF_MMAP) | BIT64(KPF_PGTABLE) |
+			       BIT64(KPF_RESERVED) | BIT64(KPF_NOPAGE);
+	uint64_t *flags = calloc(max, sizeof(*flags)), n = 0;
+	int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	if (fd >= 0 && flags) {
+		got = pread(fd, flags, max * sizeof(*flags), pfn * sizeof(*flags));
+		while (got > 0 && n < (uint64_t)got / sizeof(*flags) &&
+		       (flags[n] & BIT64(KPF_OWNER_PRIVATE)) && !(flags[n] & other))
+			n++;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(flags);
+	return n;
+}
+
+/*
+ * memory_hotplug.memmap_on_memory: a hotplugged memory block (an ACPI
+ * DIMM in suite daemon-dimm-memmap) holds its own memmap at its start,
+ * in use for as long as the block is present.  The kernel's breakdown of
+ * the region counts those pages as reserved, and park and hold refuse the
+ * region at once, saying why, instead of compacting it and failing on its
+ * first pageblock (the daemon tried the DIMM's emptied regions again and
+ * again).
+ */
+TEST_F_TIMEOUT(regionpm, memmap_on_memory_region_pinned, 300)
+{
+	uint64_t block_pages, memmap, in_region;
+	struct regions rs = { 0 };
+	struct rpm_compact_res res;
+	struct rpm_region r, h;
+	struct rpm_ack ack;
+	int i, found = 0, err, last_block_id = -1;
+	uint32_t last_id = 0;
+	char buf[64];
+
+	if (read_text("/sys/module/memory_hotplug/parameters/memmap_on_memory", buf,
+		      sizeof(buf)) <= 0 || (buf[0] != 'Y' && strncmp(buf, "force", 5)))
+		SKIP(return, "memory_hotplug.memmap_on_memory is off");
+	ASSERT_LT(0, read_text("/sys/devices/system/memory/block_size_bytes", buf, sizeof(buf)));
+	block_pages = strtoull(buf, NULL, 16) / self->pgsz;
+	ASSERT_LT(0ULL, block_pages);
+	ASSERT_EQ(0, regions_dump(&self->rpm, false, &rs, &ack));
+	for (i = 0; i < rs.n; i++) {
+		uint64_t start = rs.r[i].start_pfn, block = start - start % block_pages;
+		uint32_t id = rs.r[i].id;
+
+		if (rs.r[i].state != REGIONPM_REGION_STATE_ACTIVE || !rs.r[i].managed)
+			continue;
+		memmap = kpf_memmap_run(block, block_pages / 8);
+		if (block + memmap <= start)
+			continue;
+		in_region = u64min(block + memmap, start + self->region_pages) - start;
+		found++;
+		if (block_pages == self->region_pages && start == block) {
+			last_id = id;
+			last_block_id = (int)(block / block_pages);
+		}
+		err = rpm_region_get(&self->rpm, id, true, &r, &ack);
+		ASSERT_EQ(0, err) TH_LOG("REGION_GET %u: %s", id, ack.msg);
+		EXPECT_LE(in_region, r.detail[REGIONPM_A_DETAIL_RESERVED])
+			TH_LOG("region %u: %" PRIu64 " pages of its block's memmap, the breakdown "
+			       "has %" PRIu64 " reserved and %" PRIu64 " other kernel pages", id,
+			       in_region, (uint64_t)r.detail[REGIONPM_A_DETAIL_RESERVED],
+			       (uint64_t)r.detail[REGIONPM_A_DETAIL_KERNEL_OTHER]);
+		err = rpm_park(&self->rpm, id, false, &res, &ack);
+		EXPECT_EQ(-EPERM, err) TH_LOG("park %u: %d \"%s\"", id, err, ack.msg);
+		EXPECT_NE(NULL, strstr(ack.msg, "memmap_on_memory")) TH_LOG("\"%s\"", ack.msg);
+		err = rpm_park(&self->rpm, id, true, &res, &ack);
+		EXPECT_EQ(-EPERM, err) TH_LOG("park with compaction %u: %d \"%s\"", id, err,
+					      ack.msg);
+		EXPECT_EQ(0ULL, res.migrated + res.dropped) TH_LOG("moved pages before refusing");
+		err = rpm_hold(&self->rpm, id, &h, &ack);
+		EXPECT_EQ(-EPERM, err) TH_LOG("hold %u: %d \"%s\"", id, err, ack.msg);
+		if (!err)
+			rpm_unpark(&self->rpm, id, &ack);
+		if (found == 1)
+			TH_LOG("region %u: %" PRIu64 " memmap pages, %" PRIu64 " reserved: \"%s\"",
+			       id, in_region, (uint64_t)r.detail[REGIONPM_A_DETAIL_RESERVED],
+			       ack.msg);
+	}
+	regions_free(&rs);
+	if (!found)
+		SKIP(return, "no memory block holds its own memmap (hotplug a DIMM with "
+			     "memory_hotplug.memmap_on_memory=1)");
+	TH_LOG("%d region(s) hold their block's memmap", found);
+
+	/*
+	 * Offline the last such block and online it again: the region's
+	 * present pages follow (the notifier counts the memmap the
+	 * hotplug code leaves out of its range), and it is refused again.
+	 */
+	if (last_block_id >= 0) {
+		char path[128], zone[64] = "";
+		int ok;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/memory/memory%d/state",
+			 last_block_id);
+		ok = write_text(path, "offline");
+		TH_LOG("memory block %d offline: %s", last_block_id, ok ? strerror(-ok) : "done");
+		if (!ok) {
+			/* Gone from the table, or there with nothing managed. */
+			err = rpm_region_get(&self->rpm, last_id, false, &r, &ack);
+			if (err != -ENOENT) {
+				EXPECT_EQ(0, err) TH_LOG("\"%s\"", ack.msg);
+				EXPECT_EQ(0ULL, r.managed) TH_LOG("region %u offline, %" PRIu64
+								  " managed pages", last_id, r.managed);
+			}
+			EXPECT_EQ(0, write_text(path, "online_movable"));
+			snprintf(path, sizeof(path),
+				 "/sys/devices/system/memory/memory%d/valid_zones", last_block_id);
+			read_text(path, zone, sizeof(zone));
+			EXPECT_EQ(0, strncmp(zone, "Movable", 7)) TH_LOG("back in \"%s\"", zone);
+		}
+		err = rpm_region_get(&self->rpm, last_id, true, &r, &ack);
+		ASSERT_EQ(0, err);
+		EXPECT_LE(block_pages / 64, r.detail[REGIONPM_A_DETAIL_RESERVED]);
+		EXPECT_EQ(-EPERM, rpm_park(&self->rpm, last_id, false, &res, &ack))
+			TH_LOG("\"%s\"", ack.msg);
+	}
 }
 
 /*
