@@ -26,11 +26,15 @@
 #   REGIONPM_DAEMON_WAIT  seconds allowed to reach the bound (default 60)
 #   REGIONPM_DAEMON_KEEP=1  keep the daemon logs (in $TMPDIR, the host's /tmp)
 #   REGIONPM_DAEMON_BOUND   bound judged against: strict (default: regions
-#                         with unmovable pages are kept), simple (total -
-#                         ceil(used / region)) or kept (simple, with the
-#                         free pages the kernel keeps counted as used, for
-#                         ZONE_MOVABLE layouts)
+#                         with unmovable or other kernel pages are kept),
+#                         tight (regions with unmovable pages are kept),
+#                         simple (total - ceil(used / region)) or kept
+#                         (simple, with the free pages the kernel keeps
+#                         counted as used, for ZONE_MOVABLE layouts)
 #   REGIONPM_DAEMON_RATIO   percent of that bound to reach (default 90)
+#   REGIONPM_DAEMON_REFUSED_ONCE  a refusal (extended regular expression) the
+#                         daemon may get at most once per region: a reason
+#                         that cannot change, which it must not ask again
 # With ZONE_MOVABLE (movablecore=), regionpmctl check must report it and
 # every Movable region but those the used pages need must end up empty.
 set -uo pipefail
@@ -190,6 +194,16 @@ grep -E 'compacted|parked|refused|failed|warning' "$log" | head -20 | sed 's/^/#
 tap_check "regionpmd is running" kill -0 "$daemon_pid"
 tap_check "regionpmd parked regions (MemTotal $mem_total0 -> $mem_parked kB)" test "$mem_parked" -lt "$mem_total0"
 tap_check "the allocation bias is on" test "$(bias)" = Y -o "$(bias)" = 1
+refused_once() { # regex
+	local again
+	again=$(grep -E "refused: .*$1" "$log" | awk '{ sub(/^<[0-7]>/, "") } { n[$2]++ }
+		END { for (r in n) if (n[r] > 1) print "region " r " " n[r] " times" }')
+	echo "$(grep -cE "refused: .*$1" "$log") refusal(s) for \"$1\"${again:+; again: $again}"
+	[ -z "$again" ]
+}
+[ -n "${REGIONPM_DAEMON_REFUSED_ONCE:-}" ] &&
+	tap_check "a refusal for \"$REGIONPM_DAEMON_REFUSED_ONCE\" comes at most once per region" \
+		refused_once "$REGIONPM_DAEMON_REFUSED_ONCE"
 # An idle sample of a region counts its LRU pages at the end: in a parked
 # region there are none, so parking drops the region's running sample and
 # a pass skips a sample of a region it parked before.  From the log: no

@@ -122,6 +122,23 @@ if os.access(judge, os.X_OK):
             ok_all, why = False, "trial %d: aggregate %s, judge %s" % (trial, mine, theirs)
             break
     check("bounds agree with the judge's bound-simple and bound-tight on 20 random layouts", ok_all, why)
+
+    # A hotplugged block's own memmap (memory_hotplug.memmap_on_memory):
+    # PG_vmemmap_self_hosted is PG_owner_priv_1 (KPF_OWNER_PRIVATE, 37) on
+    # a page that is nothing else: reserved.  The same bit on a user page
+    # (PG_checked, PG_swapcache) is not.
+    OWNER_PRIVATE = 37
+    flags = ([1 << OWNER_PRIVATE] * 4 + [1 << BUDDY] * 60 +
+             [(1 << LRU) | (1 << ANON) | (1 << OWNER_PRIVATE)] * 4 + [1 << BUDDY] * 60)
+    with tempfile.NamedTemporaryFile(delete=False) as tf:
+        tf.write(b"".join(struct.pack("<Q", f) for f in flags))
+    out = subprocess.run([judge, "-j", "-s", str(region_pages * 4096), "-f", tf.name,
+                          "-m", str(len(flags))], capture_output=True, text=True)
+    os.unlink(tf.name)
+    rs = json.loads(out.stdout)["regions"]
+    got = [(r["unmovable"], r["reserved"], r["kernel"], r["used"]) for r in rs]
+    check("the judge counts a block's own memmap as reserved, not a user page with the same bit",
+          got == [(4, 4, 0, 0), (0, 0, 0, 4)], "got %s" % got)
 else:
     skip("bounds agree with the judge", "build/tools/kpageflags-regions not built (make)")
 

@@ -19,7 +19,8 @@
  *
  * Region size defaults to the memory block size.  Output: one line per
  * region with memory (the last column: how many of its unmovable pages are
- * reserved, e.g. the memmap memblock put there at boot), then a summary
+ * reserved, e.g. the memmap memblock put there at boot or the one a hotplugged
+ * block holds itself), then a summary
  * line; -j prints JSON instead.
  */
 #define _GNU_SOURCE
@@ -38,6 +39,7 @@
 #define KPF_ZERO_PAGE	24
 #define KPF_PGTABLE	26
 #define KPF_RESERVED	32
+#define KPF_OWNER_PRIVATE 37
 
 /* Flags any page of user memory or page cache carries at least one of. */
 #define KPF_USER_MASK	((1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | \
@@ -152,6 +154,15 @@ int main(int argc, char **argv)
 				reg->unmovable++;
 				if (fl & (1ULL << KPF_RESERVED))
 					reg->reserved++;
+			} else if (!(fl & KPF_USER_MASK) && (fl & (1ULL << KPF_OWNER_PRIVATE))) {
+				/*
+				 * PG_vmemmap_self_hosted: the memmap a hotplugged
+				 * block holds itself (memory_hotplug.
+				 * memmap_on_memory), there for as long as the
+				 * block is.  Like the boot memmap, reserved.
+				 */
+				reg->unmovable++;
+				reg->reserved++;
 			} else if (!(fl & KPF_USER_MASK))
 				reg->kernel++;
 			else

@@ -37,6 +37,13 @@ vmem_refuses() {
 }
 tap_check "--virtio-mem refuses a size that is not one" vmem_refuses 1Q
 tap_check "--virtio-mem refuses a size of 0" vmem_refuses 0
+dimm_refuses() {
+	local out
+	out=$("$here/run-vm" --dimm "$1" -- true 2>&1)
+	[ $? = 1 ] && grep -q -- "--dimm wants" <<<"$out" || { echo "$out"; return 1; }
+}
+tap_check "--dimm refuses a size that is not one" dimm_refuses 1Q
+tap_check "--dimm refuses a size that is not whole memory blocks" dimm_refuses 100M
 kvm_icount_refused() {
 	local out
 	out=$("$here/run-vm" --kvm --icount 0 -- true 2>&1)
