@@ -662,8 +662,14 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		reg->last_action = "park refused";
 		m->last_error = r;
 		snprintf(m->last_extack, sizeof(m->last_extack), "%s", backend_error(m->backend));
-		/* Full of what the region holds now: plan the next call from it. */
-		refresh_region(m, reg, a->compact_first);
+		/*
+		 * Full of what the region holds now: plan the next call from
+		 * it.  A region that looked empty gets its breakdown too: what
+		 * kept it is not managed (reserved memory, the memmap of a
+		 * hotplugged block), and only the breakdown shows that, so
+		 * that the plan stops counting it as spare.
+		 */
+		refresh_region(m, reg, a->compact_first || !region_used_pages(reg));
 		/*
 		 * Refused for good (ZONE_DMA, max_parked_pct), pages that would
 		 * not move (fileserver: ext4 metadata and kernel pages left

@@ -1632,6 +1632,31 @@ static void check_movable(void)
 }
 
 /*
+ * memory_hotplug.memmap_on_memory: each memory block hotplugged (ACPI
+ * DIMMs, dax/kmem for CXL) holds its own memory map, 1/64 of it, at its
+ * start.  Those pages are in use for as long as the block is present, so
+ * no region of hotplugged memory can be emptied; the kernel refuses to
+ * park or hold one.  virtio-mem does not place its memory map so.
+ */
+static void check_memmap_on_memory(void)
+{
+	char buf[16] = "";
+	FILE *f = fopen("/sys/module/memory_hotplug/parameters/memmap_on_memory", "re");
+
+	if (!f)
+		return;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	if (buf[0] != 'Y' && buf[0] != 'y' && buf[0] != '1' && strncmp(buf, "force", 5))
+		return;
+	printf("%-8s hotplugged memory: memory_hotplug.memmap_on_memory is on, so every memory "
+	       "block hotplugged (ACPI DIMMs, dax/kmem) holds its own memory map and no region "
+	       "of it can ever be emptied (boot with memory_hotplug.memmap_on_memory=0, the "
+	       "default, to put the memory map in memory that was there before)\n", "INFO");
+}
+
+/*
  * Without the family: what regionpmd's stock backend needs (memory blocks,
  * offline support, /proc/kpageflags) and what it uses if there (DAMON).
  */
@@ -1768,6 +1793,7 @@ static int cmd_check(void)
 
 	check_daemon(&c);
 	check_movable();
+	check_memmap_on_memory();
 
 	if (c.missing[ITEM_REQUIRED])
 		printf("%u required item(s) missing: regionpmd cannot run here.\n",
