@@ -1634,11 +1634,13 @@ static void check_movable(void)
 /*
  * memory_hotplug.memmap_on_memory: each memory block hotplugged (ACPI
  * DIMMs, dax/kmem for CXL) holds its own memory map, 1/64 of it, at its
- * start.  Those pages are in use for as long as the block is present, so
- * no region of hotplugged memory can be emptied; the kernel refuses to
- * park or hold one.  virtio-mem does not place its memory map so.
+ * start.  Those pages are in use for as long as the block is online, so
+ * the kernel helper never parks or holds a region of it.  Offlining (the
+ * stock backend) is not affected: the memory map of an offline block is
+ * never read, and it is written anew when the block comes back.
+ * virtio-mem does not place its memory map so.
  */
-static void check_memmap_on_memory(void)
+static void check_memmap_on_memory(bool family)
 {
 	char buf[16] = "";
 	FILE *f = fopen("/sys/module/memory_hotplug/parameters/memmap_on_memory", "re");
@@ -1648,11 +1650,12 @@ static void check_memmap_on_memory(void)
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = '\0';
 	fclose(f);
-	if (buf[0] != 'Y' && buf[0] != 'y' && buf[0] != '1' && strncmp(buf, "force", 5))
+	if (!family ||
+	    (buf[0] != 'Y' && buf[0] != 'y' && buf[0] != '1' && strncmp(buf, "force", 5)))
 		return;
 	printf("%-8s hotplugged memory: memory_hotplug.memmap_on_memory is on, so every memory "
-	       "block hotplugged (ACPI DIMMs, dax/kmem) holds its own memory map and no region "
-	       "of it can ever be emptied (boot with memory_hotplug.memmap_on_memory=0, the "
+	       "block hotplugged (ACPI DIMMs, dax/kmem) holds its own memory map and regionpm "
+	       "never parks a region of it (boot with memory_hotplug.memmap_on_memory=0, the "
 	       "default, to put the memory map in memory that was there before)\n", "INFO");
 }
 
@@ -1721,11 +1724,12 @@ static int cmd_check(void)
 	size_t len = 0;
 	bool root = geteuid() == 0;
 	bool caps = have_cap(21 /* CAP_SYS_ADMIN */) && have_cap(12 /* CAP_NET_ADMIN */);
-	bool stock_ok;
+	bool stock_ok, family;
 	struct stat st;
 	int r;
 
 	r = probe_family(&f);
+	family = r == 0;
 	if (r == 0) {
 		snprintf(detail, sizeof(detail), "generic netlink family \"%s\" (id %u, %s group %u)",
 			 REGIONPM_FAMILY_NAME, f.family, REGIONPM_MCGRP_EVENTS, f.grp);
@@ -1793,7 +1797,7 @@ static int cmd_check(void)
 
 	check_daemon(&c);
 	check_movable();
-	check_memmap_on_memory();
+	check_memmap_on_memory(family);
 
 	if (c.missing[ITEM_REQUIRED])
 		printf("%u required item(s) missing: regionpmd cannot run here.\n",

@@ -45,6 +45,6 @@ judge_counts_memmap() {
 	[ "$bad" = 0 ]
 }
 tap_check "the judge counts each hotplugged block's own memmap as reserved" judge_counts_memmap
-tap_check "regionpmctl check says the hotplugged memory cannot be emptied" \
+tap_check "regionpmctl check says the hotplugged memory is never parked" \
 	bash -c "'$top/build/regionpmctl' check 2>&1 | tee /dev/stderr | grep -q 'memmap_on_memory is on'"
 tap_done
