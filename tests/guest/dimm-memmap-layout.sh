@@ -11,25 +11,15 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/hotplug.sh"
 
-MEM=/sys/devices/system/memory
 tap_check "memory_hotplug.memmap_on_memory is on" \
 	grep -qx Y /sys/module/memory_hotplug/parameters/memmap_on_memory
 
-# QEMU places DIMMs from 4 GiB up; the boot memory here is below.
-block_bytes=$((16#$(cat "$MEM/block_size_bytes")))
+block_bytes=$hotplug_block_bytes
 block_pages=$((block_bytes / 4096))
-first_hot=$(( (4 << 30) / block_bytes ))
-hot=$(for d in "$MEM"/memory*; do
-	id=${d##*memory}
-	[ "$id" -ge "$first_hot" ] && echo "$id $(cat "$d/state") $(cat "$d/valid_zones")"
-done)
-n_hot=$(grep -c . <<< "$hot")
-echo "# $n_hot hotplugged blocks of $((block_bytes >> 20)) MiB"
-onlined_movable() {
-	[ "$n_hot" -gt 0 ] || { echo "no memory block at or above 4 GiB"; return 1; }
-	! grep -v ' online Movable$' <<< "$hot"
-}
+hot=$(hot_blocks)
+echo "# $(grep -c . <<< "$hot") hotplugged blocks of $((block_bytes >> 20)) MiB"
 tap_check "the DIMM's memory blocks are online in ZONE_MOVABLE" onlined_movable
 
 # x86-64: a 64-byte struct page per 4 KiB page, 1/64 of the block.

@@ -10,8 +10,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/hotplug.sh"
 
-MEM=/sys/devices/system/memory
 meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 
 device() {
@@ -19,23 +19,10 @@ device() {
 }
 tap_check "a virtio-mem device is bound to its driver" test -n "$(device)"
 
-# QEMU places device memory from 4 GiB up; the boot memory here is below.
-block_bytes=$((16#$(cat "$MEM/block_size_bytes")))
-first_hot=$(( (4 << 30) / block_bytes ))
-hot_blocks() { # state zone per block at or above 4 GiB
-	local d id
-	for d in "$MEM"/memory*; do
-		id=${d##*memory}
-		[ "$id" -ge "$first_hot" ] && echo "$id $(cat "$d/state") $(cat "$d/valid_zones")"
-	done
-}
+block_bytes=$hotplug_block_bytes
 hot=$(hot_blocks)
 n_hot=$(grep -c . <<< "$hot")
 echo "# $n_hot hotplugged blocks of $((block_bytes >> 20)) MiB; MemTotal $(meminfo MemTotal) kB"
-onlined_movable() {
-	[ "$n_hot" -gt 0 ] || { echo "no memory block at or above 4 GiB"; return 1; }
-	! grep -v ' online Movable$' <<< "$hot"
-}
 tap_check "the device's memory blocks are online in ZONE_MOVABLE (auto-movable)" onlined_movable
 
 # ZONE_MOVABLE's managed pages are the hotplugged blocks' (no movablecore=).
