@@ -14,6 +14,7 @@
  *   cat /sys/kernel/debug/regionpm/alloc     -> "held N failed M bad B"
  *   echo free > /sys/kernel/debug/regionpm/alloc
  *   echo drain > /sys/kernel/debug/regionpm/alloc
+ *   echo "contig 0x48000 512" > /sys/kernel/debug/regionpm/alloc
  *
  * A write asks for that many order-0 pages (GFP_KERNEL, __GFP_RETRY_MAYFAIL
  * so a failure is reported instead of killing a task, plus __GFP_DMA32 or
@@ -33,6 +34,12 @@
  * lists into the buddy allocator: pages freed there are free, but a region
  * breakdown (like /proc/kpageflags) shows them as kernel pages until then,
  * and a test that asks which regions hold kernel pages must not count them.
+ *
+ * "contig PFN NR" takes the NR pages from PFN with alloc_contig_range(), as
+ * virtio-mem does to unplug a sub-block of online memory and hugetlb does
+ * for a gigantic page, and holds them until "free".  The range must be
+ * online memory of one zone, at most 1 GiB; the write fails with the
+ * error alloc_contig_range() returned.
  */
 #define pr_fmt(fmt) "regionpm-alloc-test: " fmt
 
@@ -40,16 +47,27 @@
 #include <linux/gfp.h>
 #include <linux/init.h>
 #include <linux/list.h>
+#include <linux/memory_hotplug.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 static DEFINE_MUTEX(test_lock);
 static LIST_HEAD(held);		/* pages held, under test_lock */
 static LIST_HEAD(blocks);	/* struct held_block, under test_lock */
+static LIST_HEAD(ranges);	/* struct held_range, under test_lock */
 static unsigned long nr_held, nr_failed, nr_bad;
+
+/* Pages taken with alloc_contig_range(). */
+struct held_range {
+	struct list_head list;
+	unsigned long pfn, nr;
+};
+
+#define CONTIG_MAX_PAGES (SZ_1G >> PAGE_SHIFT)
 
 /* A block of 2^order pages; after "halve", its lower half as order-0 pages. */
 struct held_block {
@@ -165,6 +183,85 @@ static void halve_blocks(void)
 	drain_all_pages(NULL);
 }
 
+static void free_held_ranges(void)
+{
+	struct held_range *h, *tmp;
+
+	list_for_each_entry_safe(h, tmp, &ranges, list) {
+		free_contig_range(h->pfn, h->nr);
+		nr_held -= h->nr;
+		list_del(&h->list);
+		kfree(h);
+		cond_resched();
+	}
+}
+
+#ifdef CONFIG_CONTIG_ALLOC
+/* [@pfn, @pfn + @nr) online, in one zone, and not overlapping a range held. */
+static bool contig_range_ok(unsigned long pfn, unsigned long nr)
+{
+	struct held_range *h;
+	struct zone *zone;
+	unsigned long i;
+	struct page *page;
+
+	if (!nr || nr > CONTIG_MAX_PAGES || pfn + nr < pfn)
+		return false;
+	page = pfn_to_online_page(pfn);
+	if (!page)
+		return false;
+	zone = page_zone(page);
+	for (i = 1; i < nr; i++) {
+		page = pfn_to_online_page(pfn + i);
+		if (!page || page_zone(page) != zone)
+			return false;
+	}
+	list_for_each_entry(h, &ranges, list)
+		if (pfn < h->pfn + h->nr && h->pfn < pfn + nr)
+			return false;
+	return true;
+}
+
+static int alloc_contig(unsigned long pfn, unsigned long nr)
+{
+	struct held_range *h;
+	int ret;
+
+	get_online_mems();
+	if (!contig_range_ok(pfn, nr)) {
+		put_online_mems();
+		return -EINVAL;
+	}
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h) {
+		put_online_mems();
+		return -ENOMEM;
+	}
+	/*
+	 * The range stays online while it is taken; once taken, its pages
+	 * hold a reference, which keeps memory offline away until "free".
+	 */
+	ret = alloc_contig_range(pfn, pfn + nr, MIGRATE_MOVABLE,
+				 GFP_KERNEL | __GFP_NOWARN);
+	put_online_mems();
+	if (ret) {
+		kfree(h);
+		nr_failed += nr;
+		return ret;
+	}
+	h->pfn = pfn;
+	h->nr = nr;
+	list_add_tail(&h->list, &ranges);
+	nr_held += nr;
+	return 0;
+}
+#else
+static int alloc_contig(unsigned long pfn, unsigned long nr)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
 static void free_held(void)
 {
 	struct page *page, *tmp;
@@ -176,6 +273,7 @@ static void free_held(void)
 			cond_resched();
 	}
 	free_held_blocks();
+	free_held_ranges();
 	nr_held = 0;
 	nr_failed = 0;
 }
@@ -216,7 +314,7 @@ static ssize_t alloc_write(struct file *file, const char __user *ubuf,
 			   size_t count, loff_t *ppos)
 {
 	char buf[64], zone[16];
-	unsigned long nr;
+	unsigned long nr, pfn;
 	unsigned int order;
 	int nid, ret;
 
@@ -241,6 +339,8 @@ static ssize_t alloc_write(struct file *file, const char __user *ubuf,
 		for_each_populated_zone(zone)
 			drain_all_pages(zone);
 		ret = 0;
+	} else if (sscanf(buf, "contig %lx %lu", &pfn, &nr) == 2) {
+		ret = alloc_contig(pfn, nr);
 	} else if (sscanf(buf, "block %u %lu", &order, &nr) == 2) {
 		ret = alloc_blocks(order, nr);
 	} else if (sscanf(buf, "%15s %d %lu", zone, &nid, &nr) == 3) {

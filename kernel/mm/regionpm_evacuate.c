@@ -1599,6 +1599,69 @@ static unsigned long shrink_scan(struct shrinker *s, struct shrink_control *sc)
 	return freed;
 }
 
+/*
+ * Give back every region parked or held in [@start, @end); under park_lock.
+ * Returns whether a parked region was among them (managed pages changed).
+ */
+static bool release_range_locked(unsigned long start, unsigned long end,
+				 enum regionpm_release_reason reason)
+{
+	unsigned long id, last;
+	bool parked = false;
+
+	if (!regionpm.nr || start >= end)
+		return false;
+	last = min((end - 1) >> regionpm.shift, regionpm.nr - 1);
+	for (id = start >> regionpm.shift; id <= last; id++) {
+		struct regionpm_region *r = &regionpm.regions[id];
+
+		if (r->state == REGIONPM_REGION_STATE_PARKED) {
+			release_locked(r, reason);
+			parked = true;
+		} else if (r->state == REGIONPM_REGION_STATE_HELD) {
+			release_hold_locked(r, reason);
+		}
+	}
+	return parked;
+}
+
+/*
+ * alloc_contig_range() is about to isolate and take [@start, @end).  Parked
+ * pages there are PageOffline with a reference and held pageblocks are
+ * isolated, so it would fail with -EBUSY, again and again: virtio-mem could
+ * never unplug the memory regionpmd emptied, nor could a gigantic huge page
+ * be made from it.  Parked memory is free memory lent to us, so the caller
+ * gets it: the regions go back first, with reason range-claimed.
+ *
+ * A region being parked or compacted (BUSY) is left alone: regionpm's own
+ * alloc_contig_range() call in take_run() is the one on it, with
+ * regionpm.lock held, and any other caller fails as it would have and
+ * retries.  The unlocked look first keeps park_lock out of every call that
+ * has nothing parked or held in range, regionpm's own included.
+ */
+void __regionpm_release_range(unsigned long start, unsigned long end)
+{
+	unsigned long id, last;
+	bool any = false;
+
+	if (start >= end || !regionpm.nr || (start >> regionpm.shift) >= regionpm.nr)
+		return;
+	last = min((end - 1) >> regionpm.shift, regionpm.nr - 1);
+	for (id = start >> regionpm.shift; id <= last && !any; id++) {
+		u8 state = READ_ONCE(regionpm.regions[id].state);
+
+		any = state == REGIONPM_REGION_STATE_PARKED ||
+		      state == REGIONPM_REGION_STATE_HELD;
+	}
+	if (!any)
+		return;
+	mutex_lock(&regionpm.park_lock);
+	any = release_range_locked(start, end, REGIONPM_RELEASE_REASON_RANGE_CLAIMED);
+	mutex_unlock(&regionpm.park_lock);
+	if (any)
+		update_wmarks();
+}
+
 /* Global OOM only (not memcg): everything comes back, the last resort. */
 static int oom_notify(struct notifier_block *nb, unsigned long unused, void *arg)
 {
@@ -1626,7 +1689,6 @@ static struct notifier_block oom_nb = {
 static int regionpm_memory_notify(struct notifier_block *nb, unsigned long action, void *arg)
 {
 	struct memory_notify *mn = arg;
-	unsigned long id, first, last;
 
 	if (action == MEM_GOING_ONLINE) {
 		regionpm_track_range(mn->start_pfn, mn->nr_pages);
@@ -1651,16 +1713,9 @@ static int regionpm_memory_notify(struct notifier_block *nb, unsigned long actio
 	}
 	if (action != MEM_GOING_OFFLINE)
 		return NOTIFY_OK;
-	first = mn->start_pfn >> regionpm.shift;
-	last = (mn->start_pfn + mn->nr_pages - 1) >> regionpm.shift;
 	mutex_lock(&regionpm.park_lock);
-	for (id = first; id <= last && id < regionpm.nr; id++) {
-		if (regionpm.regions[id].state == REGIONPM_REGION_STATE_PARKED)
-			release_locked(&regionpm.regions[id], REGIONPM_RELEASE_REASON_HOTPLUG);
-		else if (regionpm.regions[id].state == REGIONPM_REGION_STATE_HELD)
-			release_hold_locked(&regionpm.regions[id],
-					    REGIONPM_RELEASE_REASON_HOTPLUG);
-	}
+	release_range_locked(mn->start_pfn, mn->start_pfn + mn->nr_pages,
+			     REGIONPM_RELEASE_REASON_HOTPLUG);
 	mutex_unlock(&regionpm.park_lock);
 	/* offline_pages() recomputes the watermarks itself afterwards. */
 	return NOTIFY_OK;

@@ -57,6 +57,9 @@ enum regionpm_compact_mode {
  * @REGIONPM_RELEASE_REASON_HOTPLUG: The memory is being offlined.
  * @REGIONPM_RELEASE_REASON_TIMEOUT: A hold was not renewed within
  *   regionpm.hold_timeout_ms (holds only; parked regions do not expire).
+ * @REGIONPM_RELEASE_REASON_RANGE_CLAIMED: A kernel user claimed physical
+ *   memory in the region with alloc_contig_range(): virtio-mem unplugging
+ *   memory, a gigantic huge page, a CMA allocation.
  */
 enum regionpm_release_reason {
 	REGIONPM_RELEASE_REASON_UNPARK,
@@ -65,6 +68,7 @@ enum regionpm_release_reason {
 	REGIONPM_RELEASE_REASON_OOM,
 	REGIONPM_RELEASE_REASON_HOTPLUG,
 	REGIONPM_RELEASE_REASON_TIMEOUT,
+	REGIONPM_RELEASE_REASON_RANGE_CLAIMED,
 };
 
 /**

@@ -81,6 +81,20 @@ static __always_inline void regionpm_buddy_move(struct page *page,
 		__regionpm_buddy_move(page, zone, order, migratetype);
 }
 
+void __regionpm_release_range(unsigned long start_pfn, unsigned long end_pfn);
+
+/*
+ * alloc_contig_range() is about to take [@start_pfn, @end_pfn): regions
+ * parked or held there are given back first (virtio-mem unplug, gigantic
+ * huge pages, CMA).  Nothing can be parked before regionpm counts.
+ */
+static inline void regionpm_release_range(unsigned long start_pfn,
+					  unsigned long end_pfn)
+{
+	if (static_branch_unlikely(&regionpm_track_key))
+		__regionpm_release_range(start_pfn, end_pfn);
+}
+
 /* Is the allocation bias on? */
 static __always_inline bool regionpm_bias_on(void)
 {
@@ -211,6 +225,11 @@ static inline bool regionpm_bias_pfn(unsigned long pfn)
 static inline bool regionpm_bias_on(void)
 {
 	return false;
+}
+
+static inline void regionpm_release_range(unsigned long start_pfn,
+					  unsigned long end_pfn)
+{
 }
 
 static inline void regionpm_managed_changed(struct page *page, long count)
