@@ -250,7 +250,7 @@ static const char *state_name(uint32_t s)
 static const char *reason_name(uint32_t r)
 {
 	static const char *const n[] = { "unpark", "owner-closed", "shrinker",
-					 "oom", "hotplug", "timeout" };
+					 "oom", "hotplug", "timeout", "range-claimed" };
 
 	return r < ARRAY_SIZE(n) ? n[r] : "?";
 }
@@ -4244,6 +4244,140 @@ TEST_F_TIMEOUT(regionpm, pressure_thisnode_gets_parked_back, 900)
 }
 
 #pragma GCC diagnostic pop
+
+/* ------------------------------------------------------------------------
+ * alloc_contig_range() of memory regionpm parked or holds gets it back
+ * first, with reason range-claimed: virtio-mem unplugs online memory that
+ * way, one sub-block at a time (the 2 MiB taken here), and gigantic huge
+ * pages and CMA are made that way.  Parked pages hold a reference and held
+ * pageblocks are isolated, so before the hook every such call failed with
+ * EBUSY: a virtio-mem device could not unplug what regionpmd had emptied.
+ */
+#define CONTIG_TAKE	512	/* a virtio-mem sub-block of 2 MiB */
+
+static int alloc_test_contig(uint64_t pfn, uint64_t nr)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "contig %#" PRIx64 " %" PRIu64, pfn, nr);
+	return write_text(ALLOC_TEST, cmd);
+}
+
+/*
+ * Take CONTIG_TAKE pages from the middle of region @id (parked or held as
+ * @how) with alloc_contig_range(): the region must be released with reason
+ * range-claimed and @pages in the event, and be active again.
+ */
+static void contig_takes_back(struct __test_metadata *_metadata, struct rpm *s,
+			      struct rpm *ev, uint32_t id, const char *how,
+			      uint64_t pages)
+{
+	struct rpm_region r;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	uint64_t pfn, held, failed;
+	int err;
+	bool got;
+
+	ASSERT_EQ(0, rpm_region_get(s, id, false, &r, &ack));
+	pfn = r.start_pfn + (r.spanned / 2 & ~(uint64_t)(CONTIG_TAKE - 1));
+	err = alloc_test_contig(pfn, CONTIG_TAKE);
+	EXPECT_EQ(0, err) TH_LOG("alloc_contig_range() of %d pages at pfn %#" PRIx64
+				 " in %s region %u: %s", CONTIG_TAKE, pfn, how, id,
+				 strerror(-err));
+	got = wait_release(ev, id, REGIONPM_RELEASE_REASON_RANGE_CLAIMED, EVENT_WAIT_MS, &e);
+	EXPECT_TRUE(got) {
+		TH_LOG("no region-release-ntf {id %u, reason range-claimed} for the %s region",
+		       id, how);
+		log_events(_metadata, ev);
+	}
+	if (got) {
+		EXPECT_EQ(pages, e.pages) TH_LOG("release event pages vs %s pages", how);
+	}
+	ASSERT_EQ(0, rpm_region_get(s, id, false, &r, &ack));
+	EXPECT_STREQ("active", state_name(r.state));
+	EXPECT_FALSE(HAS(&r, REGIONPM_A_REGION_OWNER_PORTID));
+	EXPECT_EQ(0UL, r.parked);
+	EXPECT_EQ(0UL, r.held);
+	EXPECT_GE(r.managed, r.free + CONTIG_TAKE)
+		TH_LOG("the %d pages taken must be managed and in use", CONTIG_TAKE);
+	if (!err) {
+		ASSERT_EQ(0, alloc_test_state(&held, &failed));
+		EXPECT_EQ((uint64_t)CONTIG_TAKE, held);
+	}
+	EXPECT_EQ(0, write_text(ALLOC_TEST, "free"));
+}
+
+TEST_F_TIMEOUT(regionpm, contig_alloc_takes_back_parked_and_held, 600)
+{
+	struct regions rs = { 0 };
+	struct rpm_compact_res res;
+	struct rpm_region r;
+	struct rpm_ack ack;
+	struct rpm ev;
+	uint32_t cands[8], id;
+	uint64_t mt0, parked, held, failed;
+	int ncand, idx, i, err;
+
+	if (!alloc_test_ready())
+		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
+	/* The test interface refuses what is not online memory of one zone. */
+	EXPECT_EQ(-EINVAL, alloc_test_contig(1ULL << 40, CONTIG_TAKE));
+	EXPECT_EQ(-EINVAL, alloc_test_contig(0x100000, 0));
+	EXPECT_EQ(-EINVAL, alloc_test_contig(0x100000, (1ULL << 30) / self->pgsz + 1));
+	ASSERT_EQ(0, alloc_test_state(&held, &failed));
+	ASSERT_EQ(0UL, held) TH_LOG("the test interface holds pages from an earlier test");
+
+	sync();
+	write_text("/proc/sys/vm/drop_caches", "1");
+	ncand = park_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
+	ASSERT_LE(0, ncand);
+	if (!ncand)
+		SKIP(return, "no active region without unmovable pages to park");
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+	mt0 = memtotal_pages();
+
+	/* Parked: MemTotal comes back with it. */
+	idx = park_first(_metadata, &self->rpm, cands, ncand, &res);
+	ASSERT_LE(0, idx) TH_LOG("none of %d candidate regions could be parked", ncand);
+	id = cands[idx];
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, id, false, &r, &ack));
+	parked = r.parked;
+	EXPECT_EQ(mt0 - parked, memtotal_pages());
+	contig_takes_back(_metadata, &self->rpm, &ev, id, "parked", parked);
+	EXPECT_EQ(mt0, memtotal_pages()) TH_LOG("MemTotal not restored");
+
+	/* Held, by another candidate (or the same one, active again). */
+	for (i = 0; i < ncand; i++) {
+		if (ncand > 1 && i == idx)
+			continue;
+		err = rpm_hold(&self->rpm, cands[i], &r, &ack);
+		if (!err)
+			break;
+		TH_LOG("holding region %u: %s, extack \"%s\"", cands[i], strerror(-err), ack.msg);
+	}
+	ASSERT_LT(i, ncand) TH_LOG("no candidate region could be held");
+	EXPECT_STREQ("held", state_name(r.state));
+	contig_takes_back(_metadata, &self->rpm, &ev, cands[i], "held", r.held);
+
+	/*
+	 * Nothing parked or held in range: nothing is released.  Whether the
+	 * allocation succeeds there is not ours to judge (a page may be pinned
+	 * for a moment); it must not touch regionpm either way.
+	 */
+	err = alloc_test_contig(r.start_pfn, CONTIG_TAKE);
+	if (err)
+		TH_LOG("alloc_contig_range() at pfn %#" PRIx64 " of an active region: %s",
+		       r.start_pfn, strerror(-err));
+	EXPECT_EQ(0, write_text(ALLOC_TEST, "free"));
+	EXPECT_EQ(-ETIMEDOUT, rpm_event_wait(&ev, 1000, &(struct ev_match){
+		.cmd = REGIONPM_CMD_REGION_RELEASE_NTF }, NULL)) {
+		TH_LOG("a release event when nothing parked or held was in range");
+		log_events(_metadata, &ev);
+	}
+	rpm_close(&ev);
+	regions_free(&rs);
+}
 
 /* ------------------------------------------------------------------------
  * Issue 10: with the bias on, a claim for unmovable memory takes the lowest
