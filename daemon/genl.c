@@ -447,6 +447,7 @@ const char *rpm_release_reason_name(uint32_t r)
 {
 	static const char *const names[] = {
 		"unpark", "owner-closed", "shrinker", "oom", "hotplug", "timeout",
+		"range-claimed",
 	};
 	return r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }

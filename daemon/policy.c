@@ -2127,6 +2127,15 @@ void policy_note_released(struct rpm_policy_state *st, struct rpm_region *r,
 		r->refill_count++;
 		r->last_refilled = now;
 		backoff_region(r, st->pingpong_backoff, now);
+	} else if (reason == REGIONPM_RELEASE_REASON_RANGE_CLAIMED) {
+		/*
+		 * Someone took physical memory there (virtio-mem unplugging,
+		 * a gigantic huge page): not pressure, but parking it again
+		 * at once would only be taken back again.
+		 */
+		r->refill_count++;
+		r->last_refilled = now;
+		backoff_region(r, st->pingpong_backoff, now);
 	}
 }
 

@@ -473,6 +473,10 @@ static void test_names(void **state)
 	assert_string_equal(rpm_release_reason_name(REGIONPM_RELEASE_REASON_OWNER_CLOSED),
 			    "owner-closed");
 	assert_string_equal(rpm_release_reason_name(REGIONPM_RELEASE_REASON_TIMEOUT), "timeout");
+	assert_string_equal(rpm_release_reason_name(REGIONPM_RELEASE_REASON_RANGE_CLAIMED),
+			    "range-claimed");
+	assert_string_equal(rpm_release_reason_name(REGIONPM_RELEASE_REASON_RANGE_CLAIMED + 1),
+			    "unknown");
 }
 
 int main(void)
