@@ -1,0 +1,138 @@
+#!/bin/bash
+# A host takes back the memory of a virtio-mem device while regionpmd has
+# parked it, then plugs it again (TAP).  Boot: tests/vm/run-vm --virtio-mem
+# with memhp_default_state=online memory_hotplug.online_policy=auto-movable;
+# the test plays the host through tests/lib/virtio-mem.sh.
+#
+# virtio-mem unplugs online memory with alloc_contig_range(), which found
+# parked pages busy: before the kernel gave parked regions back to it
+# (reason range-claimed), a 1 GiB device stayed at 896 MiB plugged with
+# regionpmd running, and for minutes after it stopped.  Here the whole
+# device must go within UNPLUG_WAIT seconds while the daemon runs, with no
+# OOM kill, the daemon told why; plugged again, the memory comes back
+# online in ZONE_MOVABLE and the daemon goes on; SIGTERM gives every
+# parked page back.
+#
+#   REGIONPMD=path          daemon binary (default build/regionpmd)
+#   REGIONPM_UNPLUG_WAIT    seconds allowed for each resize (default 180:
+#                           virtio-mem retries a busy unplug after 50 s)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/lib/tap.sh"
+. "$top/tests/lib/hotplug.sh"
+. "$top/tests/lib/virtio-mem.sh"
+
+RPMD=${REGIONPMD:-$top/build/regionpmd}
+WAIT=${REGIONPM_UNPLUG_WAIT:-180}
+work=$(mktemp -d "${TMPDIR:-/tmp}/vmem-unplug.XXXXXX")
+log=$work/regionpmd.log
+daemon_pid=''
+cleanup() {
+	[ -n "$daemon_pid" ] && kill -KILL "$daemon_pid" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+oom_kills() { awk '$1 == "oom_kill" { print $2 }' /proc/vmstat; }
+
+# Regions of the device: those at or above 4 GiB (run-vm keeps the boot
+# memory below).  regionpm.region_size 0 means the memory block size.
+region_bytes=$(cat /sys/module/regionpm/parameters/region_size 2>/dev/null)
+[ "${region_bytes:-0}" -gt 0 ] || region_bytes=$hotplug_block_bytes
+first_dev_region=$(( (4 << 30) / region_bytes ))
+# Device regions regionpmd has parked now, from its log ("region N: parked",
+# "region N: released by the kernel"), one id per line.
+parked_dev_regions() {
+	awk -v first="$first_dev_region" '
+		$1 == "region" { id = $2; sub(":", "", id); id += 0 }
+		$1 == "region" && $3 == "parked" && id >= first { p[id] = 1 }
+		$1 == "region" && $3 == "released" && id >= first { delete p[id] }
+		END { for (id in p) print id }' "$log" | sort -n
+}
+
+size0=$(vmem_plugged)
+tap_check "the host agent answers: the device has memory plugged (${size0:-?} bytes)" \
+	test "${size0:-0}" -gt 0
+tap_check "the device's memory blocks are online in ZONE_MOVABLE" onlined_movable
+tap_check "the host agent refuses a bad request" \
+	bash -c '. "$1"; vmem_call "set -5" | grep -q "^error unknown request"' _ "$top/tests/lib/virtio-mem.sh"
+[ "${size0:-0}" -gt 0 ] || { tap_done; exit 1; }
+oom0=$(oom_kills)
+mt0=$(meminfo MemTotal)
+
+# ---- 1. regionpmd parks the device's empty regions ---------------------------
+echo 0 > /proc/sys/vm/compaction_proactiveness
+"$RPMD" -v > "$log" 2>&1 &
+daemon_pid=$!
+wait_parked() {
+	local i n
+	for i in $(seq 1 90); do
+		n=$(parked_dev_regions | grep -c .)
+		[ "$n" -ge 4 ] && break
+		sleep 1
+	done
+	echo "device regions parked after ${i}s: $(parked_dev_regions | tr '\n' ' ')"
+	[ "$n" -ge 4 ]
+}
+tap_check "regionpmd parked at least 4 of the device's regions" wait_parked
+mt_parked=$(meminfo MemTotal)
+
+# ---- 2. the host takes the whole device back -------------------------------
+tap_check "the host asks for 0 bytes" vmem_resize 0
+unplugged() { vmem_wait_plugged 0 "$WAIT" | tee "$work/unplug.txt"; }
+tap_check "the guest unplugged the whole device within ${WAIT}s, regionpmd running" unplugged
+sed 's/^/# /' "$work/unplug.txt"
+claimed() {
+	grep 'released by the kernel (range-claimed' "$log" | head -3
+	grep -q 'released by the kernel (range-claimed' "$log"
+}
+tap_check "regionpmd was told its parked regions were claimed (range-claimed)" claimed
+tap_check "no device region is parked any more" test -z "$(parked_dev_regions)"
+gone() {
+	local left
+	left=$(hot_blocks)
+	echo "memory blocks left at or above 4 GiB: ${left:-none}"
+	[ -z "$left" ]
+}
+tap_check "the device's memory blocks are removed" gone
+tap_check "regionpmd is still running" kill -0 "$daemon_pid"
+tap_check "no OOM kill" test "$(oom_kills)" = "$oom0"
+echo "# MemTotal $(meminfo MemTotal) kB (with parked regions before: $mt_parked kB)"
+
+# ---- 3. plugged again -------------------------------------------------------
+tap_check "the host asks for the device's memory again" vmem_resize "$size0"
+plugged() { vmem_wait_plugged "$size0" "$WAIT" | tee "$work/plug.txt"; }
+tap_check "the guest plugged it all within ${WAIT}s" plugged
+sed 's/^/# /' "$work/plug.txt"
+online_again() {
+	local i
+	for i in $(seq 1 30); do
+		onlined_movable >/dev/null && break
+		sleep 1
+	done
+	onlined_movable
+}
+tap_check "the device's memory blocks are online in ZONE_MOVABLE again" online_again
+tap_check "regionpmd is still running" kill -0 "$daemon_pid"
+
+# ---- 4. SIGTERM gives every parked page back --------------------------------
+# (not in a tap_check subshell: only this shell can wait for the daemon)
+mt_before_stop=$(meminfo MemTotal)
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+rc=$?
+daemon_pid=''
+mt=$(meminfo MemTotal)
+# Within 4 MiB of boot: the replugged blocks' memmap is taken from memory.
+msg="exit status $rc; MemTotal at boot $mt0 kB, with regionpmd $mt_before_stop kB, after SIGTERM $mt kB"
+if [ "$rc" = 0 ] && [ "$mt" -ge $(( mt0 - 4096 )) ] && [ "$mt_before_stop" -lt "$mt" ]; then
+	tap_ok "SIGTERM: regionpmd exits 0 and every parked page comes back"
+	echo "# $msg"
+else
+	tap_fail "SIGTERM: regionpmd exits 0 and every parked page comes back" "$msg"
+fi
+grep -E 'released by the kernel|refused|warning|error' "$log" | head -20 | sed 's/^/#   /'
+tap_done

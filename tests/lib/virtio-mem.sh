@@ -1,0 +1,52 @@
+# Play the host of the virtio-mem device of a test guest (tests/vm/run-vm
+# --virtio-mem): requests go to tests/vm/virtio-mem-agent.py on the host
+# through the run-vm share.  Source it after tap.sh.
+
+VMEM_SHARE=${VMEM_SHARE:-/mnt/regionpm-vm}
+
+# vmem_call REQUEST: the agent's reply line ("ok size=N requested=N" or
+# "error ..."); fails when there is no answer within 20 s.
+vmem_call() {
+	local i
+	rm -f "$VMEM_SHARE/virtio-mem-reply"
+	echo "$*" > "$VMEM_SHARE/virtio-mem-request.tmp" &&
+		mv "$VMEM_SHARE/virtio-mem-request.tmp" "$VMEM_SHARE/virtio-mem-request" || return 1
+	for i in $(seq 1 100); do
+		if [ -s "$VMEM_SHARE/virtio-mem-reply" ]; then
+			cat "$VMEM_SHARE/virtio-mem-reply"
+			return 0
+		fi
+		sleep 0.2
+	done
+	echo "error no answer from the virtio-mem agent in 20 s"
+	return 1
+}
+
+# The device's plugged size in bytes, as the host sees it; empty on error.
+vmem_plugged() {
+	vmem_call get | sed -n 's/^ok size=\([0-9]*\) .*/\1/p'
+}
+
+# vmem_resize BYTES: set the requested size; fails unless the host took it.
+vmem_resize() {
+	local out
+	out=$(vmem_call set "$1")
+	echo "$out"
+	case "$out" in "ok "*"requested=$1") return 0 ;; esac
+	return 1
+}
+
+# vmem_wait_plugged BYTES SECONDS: wait until the plugged size is BYTES;
+# prints the last size seen (MiB) and how long it took.
+vmem_wait_plugged() {
+	local want=$1 secs=$2 t0 size
+	t0=$(date +%s)
+	while :; do
+		size=$(vmem_plugged)
+		[ "$size" = "$want" ] && break
+		[ $(( $(date +%s) - t0 )) -ge "$secs" ] && break
+		sleep 2
+	done
+	echo "plugged $(( ${size:-0} >> 20 )) MiB after $(( $(date +%s) - t0 )) s (want $(( want >> 20 )) MiB)"
+	[ "$size" = "$want" ]
+}
