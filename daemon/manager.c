@@ -105,6 +105,8 @@ static void note(struct manager *m, enum manager_note what, uint32_t id, uint32_
 static void merge_kernel_view(struct manager *m, struct rpm_region *dst,
 			      const struct rpm_region *src)
 {
+	bool was_ours = dst->ours;
+
 	dst->id = src->id;
 	dst->start_pfn = src->start_pfn;
 	dst->spanned_pages = src->spanned_pages;
@@ -120,6 +122,15 @@ static void merge_kernel_view(struct manager *m, struct rpm_region *dst,
 		dst->detail = src->detail;
 	dst->ours = (src->state == RPM_REGION_PARKED || src->state == RPM_REGION_HELD) &&
 		    src->owner_portid == m->backend->ops->owner(m->backend);
+	/*
+	 * Ours until now, and we did not give it back (an unpark clears ours
+	 * first): the kernel did, and a dump between its release and our read
+	 * of the event saw it.  The event must still count it, with its reason.
+	 */
+	if (was_ours && !dst->ours)
+		dst->release_unseen = true;
+	else if (dst->ours)
+		dst->release_unseen = false;
 	if (!(dst->ours && src->state == RPM_REGION_HELD))
 		dst->hold_since = 0;
 }
@@ -711,6 +722,7 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 	}
 	refresh_region(m, reg, false);
 	reg->ours = true;
+	reg->release_unseen = false;
 	reg->state = RPM_REGION_PARKED;
 	cancel_sample(m, reg);
 	policy_note_parked(&m->pstate, reg, now);
@@ -815,6 +827,7 @@ static void do_hold(struct manager *m, struct rpm_region *reg, const struct rpm_
 	}
 	refresh_region(m, reg, false);
 	reg->ours = true;
+	reg->release_unseen = false;
 	reg->state = RPM_REGION_HELD;
 	reg->hold_since = now;
 	reg->last_action = "held";
@@ -1184,10 +1197,11 @@ static void on_event(const struct rpm_event *ev, void *userdata)
 			m->need_dump = true;
 			break;
 		}
-		if (reg->ours) {
+		if (reg->ours || reg->release_unseen) {
 			/* not our own unpark (that cleared ours already) */
 			m->released_by_kernel++;
 			reg->ours = false;
+			reg->release_unseen = false;
 			reg->state = RPM_REGION_ACTIVE;
 			policy_note_released(&m->pstate, reg, now_usec(), (int)ev->reason);
 			reg->last_action = "released";

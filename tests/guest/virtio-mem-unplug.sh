@@ -90,7 +90,15 @@ claimed() {
 	grep -q 'released by the kernel (range-claimed' "$log"
 }
 tap_check "regionpmd was told its parked regions were claimed (range-claimed)" claimed
-tap_check "no device region is parked any more" test -z "$(parked_dev_regions)"
+none_parked() {
+	local left
+	left=$(parked_dev_regions)
+	[ -z "$left" ] && return 0
+	echo "parked by the daemon's log: $left"
+	grep -nE "region ($(echo $left | tr ' ' '|')):|lost|dump" "$log" | tail -30
+	return 1
+}
+tap_check "no device region is parked any more" none_parked
 gone() {
 	local left
 	left=$(hot_blocks)
