@@ -13,6 +13,13 @@
 # online in ZONE_MOVABLE and the daemon goes on; SIGTERM gives every
 # parked page back.
 #
+# On the stock kernel (regionpmd's stock backend: parking is offlining a
+# block) virtio-mem unplugs the offline blocks first and needs no help;
+# there the test checks that the daemon copes with its blocks vanishing
+# and coming back: it offlines the new blocks again and onlines them at
+# exit.  The kernel's release events (range-claimed) exist only on the
+# patched kernel.
+#
 #   REGIONPMD=path          daemon binary (default build/regionpmd)
 #   REGIONPM_UNPLUG_WAIT    seconds allowed for each resize (default 180:
 #                           virtio-mem retries a busy unplug after 50 s)
@@ -24,6 +31,8 @@ top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/virtio-mem.sh"
 
 RPMD=${REGIONPMD:-$top/build/regionpmd}
+patched=0
+[ -d /sys/module/regionpm ] && patched=1
 WAIT=${REGIONPM_UNPLUG_WAIT:-180}
 work=$(mktemp -d "${TMPDIR:-/tmp}/vmem-unplug.XXXXXX")
 log=$work/regionpmd.log
@@ -31,6 +40,8 @@ daemon_pid=''
 cleanup() {
 	[ -n "$daemon_pid" ] && kill -KILL "$daemon_pid" 2>/dev/null
 	wait 2>/dev/null
+	# run-vm --out FILE keeps it as FILE.regionpmd-log
+	[ -n "${REGIONPM_VM_OUT:-}" ] && cp "$log" "$REGIONPM_VM_OUT.regionpmd-log" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -89,7 +100,12 @@ claimed() {
 	grep 'released by the kernel (range-claimed' "$log" | head -3
 	grep -q 'released by the kernel (range-claimed' "$log"
 }
-tap_check "regionpmd was told its parked regions were claimed (range-claimed)" claimed
+if [ "$patched" = 1 ]; then
+	tap_check "regionpmd was told its parked regions were claimed (range-claimed)" claimed
+else
+	tap_skip "regionpmd was told its parked regions were claimed (range-claimed)" \
+		"stock kernel: no release events; virtio-mem unplugs offline blocks itself"
+fi
 none_parked() {
 	local left
 	left=$(parked_dev_regions)
@@ -98,7 +114,9 @@ none_parked() {
 	grep -nE "region ($(echo $left | tr ' ' '|')):|lost|dump" "$log" | tail -30
 	return 1
 }
-tap_check "no device region is parked any more" none_parked
+if [ "$patched" = 1 ]; then
+	tap_check "no device region is parked any more" none_parked
+fi
 gone() {
 	local left
 	left=$(hot_blocks)
@@ -111,19 +129,30 @@ tap_check "no OOM kill" test "$(oom_kills)" = "$oom0"
 echo "# MemTotal $(meminfo MemTotal) kB (with parked regions before: $mt_parked kB)"
 
 # ---- 3. plugged again -------------------------------------------------------
+mark=$(( $(wc -l < "$log") + 1 ))
 tap_check "the host asks for the device's memory again" vmem_resize "$size0"
 plugged() { vmem_wait_plugged "$size0" "$WAIT" | tee "$work/plug.txt"; }
 tap_check "the guest plugged it all within ${WAIT}s" plugged
 sed 's/^/# /' "$work/plug.txt"
-online_again() {
-	local i
+# The stock backend parks by offlining: a block regionpmd offlined again
+# (its log says so after the replug) is where it should be too.
+back_again() {
+	local i id state zones bad
 	for i in $(seq 1 30); do
-		onlined_movable >/dev/null && break
+		bad=
+		while read -r id state zones; do
+			[ "$state $zones" = "online Movable" ] && continue
+			[ "$patched" = 0 ] && [ "$state" = offline ] &&
+				tail -n +"$mark" "$log" | grep -q "^region $id: parked" && continue
+			bad+="$id $state $zones; "
+		done < <(hot_blocks)
+		[ -n "$(hot_blocks)" ] && [ -z "$bad" ] && return 0
 		sleep 1
 	done
-	onlined_movable
+	echo "not online in ZONE_MOVABLE (or offlined by regionpmd): ${bad:-no blocks}"
+	return 1
 }
-tap_check "the device's memory blocks are online in ZONE_MOVABLE again" online_again
+tap_check "the device's memory blocks are online in ZONE_MOVABLE again (or parked by regionpmd)" back_again
 tap_check "regionpmd is still running" kill -0 "$daemon_pid"
 
 # ---- 4. SIGTERM gives every parked page back --------------------------------
