@@ -455,8 +455,9 @@ static void report_unmovable(struct evac *ev, unsigned long start)
 
 /*
  * The type a pageblock gets back after isolation.  A HIGHATOMIC reserve
- * keeps its type, or the zone's reserve accounting goes wrong; isolation
- * refuses CMA pageblocks for a MOVABLE request, so none gets here.  An
+ * keeps its type, or the zone's reserve accounting goes wrong; a park's
+ * alloc_contig_range() refuses CMA pageblocks and isolate_block() too, so
+ * none gets here.  An
  * UNMOVABLE or RECLAIMABLE pageblock that could be isolated held no
  * unmovable page (has_unmovable_pages() said so), and after evacuation it
  * holds at most movable ones: it becomes MOVABLE, as after
@@ -472,13 +473,18 @@ static int restore_type(int before)
 
 /*
  * Isolate the pageblock at @pfn; *@before gets the type it had.  A hole,
- * an unmovable page or an isolation by someone else makes it refuse.
+ * an unmovable page or an isolation by someone else makes it refuse, and
+ * so does CMA: start_isolate_page_range() would take a CMA pageblock when
+ * asked to restore MIGRATE_CMA, and a hold would then park memory that
+ * cma_alloc() needs, as a park without a hold never does.
  */
 static bool isolate_block(unsigned long pfn, u8 *before)
 {
 	if (!pfn_to_online_page(pfn) || !pfn_to_online_page(pfn + pageblock_nr_pages - 1))
 		return false;
 	*before = get_pageblock_migratetype(pfn_to_page(pfn));
+	if (is_migrate_cma(*before))
+		return false;
 	return !start_isolate_page_range(pfn, pfn + pageblock_nr_pages,
 					 restore_type(*before), 0, GFP_KERNEL);
 }
@@ -962,6 +968,14 @@ static int take_run(unsigned long start, unsigned long end, void *arg)
  * virtio_mem_fake_online() does, rescheduling in between: a release of
  * many GiB (every parked region, from the OOM notifier) must not hold
  * the CPU.  Every caller can sleep.
+ *
+ * PageOffline is cleared without page_offline_begin(), as
+ * virtio_mem_clear_fake_offline() does: that lock orders setting the
+ * flag against pfn walkers, and a walker that still sees it set only
+ * skips a page.  Taking it here would deadlock: /proc/kcore holds it for
+ * reading while it allocates and copies to user memory, and that can
+ * enter reclaim, whose shrinker (or the OOM notifier) releases parked
+ * regions through here.
  */
 static int give_run(unsigned long start, unsigned long end, void *arg)
 {
@@ -969,10 +983,8 @@ static int give_run(unsigned long start, unsigned long end, void *arg)
 
 	for (pfn = start; pfn < end; pfn += chunk) {
 		chunk = min(end - pfn, MAX_ORDER_NR_PAGES - (pfn & (MAX_ORDER_NR_PAGES - 1)));
-		page_offline_begin();
 		for (i = 0; i < chunk; i++)
 			__folio_clear_offline(pfn_folio(pfn + i));
-		page_offline_end();
 		adjust_managed_page_count(pfn_to_page(pfn), chunk);
 		free_contig_range(pfn, chunk);
 		cond_resched();
