@@ -196,7 +196,6 @@ static void free_held_ranges(void)
 	}
 }
 
-#ifdef CONFIG_CONTIG_ALLOC
 /* [@pfn, @pfn + @nr) online, in one zone, and not overlapping a range held. */
 static bool contig_range_ok(unsigned long pfn, unsigned long nr)
 {
@@ -255,12 +254,6 @@ static int alloc_contig(unsigned long pfn, unsigned long nr)
 	nr_held += nr;
 	return 0;
 }
-#else
-static int alloc_contig(unsigned long pfn, unsigned long nr)
-{
-	return -EOPNOTSUPP;
-}
-#endif
 
 static void free_held(void)
 {
