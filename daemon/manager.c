@@ -92,6 +92,7 @@ static int region_id_cmp(const void *a, const void *b)
 }
 
 static int note_error(struct manager *m, int r);
+static bool release_awaited(const struct rpm_region *reg);
 static uint64_t next_pass_usec(struct manager *m);
 static void wake_pass(struct manager *m, uint64_t after_usec);
 
@@ -128,9 +129,9 @@ static void merge_kernel_view(struct manager *m, struct rpm_region *dst,
 	 * of the event saw it.  The event must still count it, with its reason.
 	 */
 	if (was_ours && !dst->ours)
-		dst->release_unseen = true;
+		dst->release_unseen = now_usec();
 	else if (dst->ours)
-		dst->release_unseen = false;
+		dst->release_unseen = 0;
 	if (!(dst->ours && src->state == RPM_REGION_HELD))
 		dst->hold_since = 0;
 }
@@ -160,6 +161,26 @@ static int dump_cb(const struct rpm_region *r, void *userdata)
 	return 0;
 }
 
+/*
+ * Regions ours in the last dump and absent from this one (@v, sorted by
+ * id): their memory was removed (virtio-mem unplug, hot-remove), which the
+ * kernel releases them for first.  Their release events may still be on
+ * the way, but will find no region to count: count them here.
+ */
+static void note_vanished(struct manager *m, const struct rpm_region *v, size_t n)
+{
+	for (size_t i = 0; i < m->n_regions; i++) {
+		const struct rpm_region *old = &m->regions[i];
+
+		if (!old->ours && !release_awaited(old))
+			continue;
+		if (bsearch(old, v, n, sizeof(*v), region_id_cmp))
+			continue;
+		m->released_by_kernel++;
+		log_notice("region %u: released by the kernel (its memory was removed)", old->id);
+	}
+}
+
 static int manager_dump(struct manager *m)
 {
 	struct dump_ctx d = { .m = m };
@@ -187,6 +208,7 @@ static int manager_dump(struct manager *m)
 			d.v[i].last_action = "none";
 		}
 	}
+	note_vanished(m, d.v, d.n);
 	free(m->regions);
 	m->regions = d.v;
 	m->n_regions = d.n;
@@ -722,7 +744,7 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 	}
 	refresh_region(m, reg, false);
 	reg->ours = true;
-	reg->release_unseen = false;
+	reg->release_unseen = 0;
 	reg->state = RPM_REGION_PARKED;
 	cancel_sample(m, reg);
 	policy_note_parked(&m->pstate, reg, now);
@@ -827,7 +849,7 @@ static void do_hold(struct manager *m, struct rpm_region *reg, const struct rpm_
 	}
 	refresh_region(m, reg, false);
 	reg->ours = true;
-	reg->release_unseen = false;
+	reg->release_unseen = 0;
 	reg->state = RPM_REGION_HELD;
 	reg->hold_since = now;
 	reg->last_action = "held";
@@ -1173,6 +1195,19 @@ int manager_pass(struct manager *m)
 
 /* ---- event sources -------------------------------------------------------- */
 
+/*
+ * A release event normally comes within milliseconds of the dump that saw
+ * the release; one that comes later is not the one awaited (that one was
+ * lost: ENOBUFS, or the kernel could not allocate it) and must not be
+ * counted as ours.
+ */
+#define RELEASE_EVENT_WAIT_USEC	(10 * 1000000ULL)
+
+static bool release_awaited(const struct rpm_region *reg)
+{
+	return reg->release_unseen && now_usec() - reg->release_unseen < RELEASE_EVENT_WAIT_USEC;
+}
+
 static void on_event(const struct rpm_event *ev, void *userdata)
 {
 	struct manager *m = userdata;
@@ -1197,11 +1232,11 @@ static void on_event(const struct rpm_event *ev, void *userdata)
 			m->need_dump = true;
 			break;
 		}
-		if (reg->ours || reg->release_unseen) {
+		if (reg->ours || release_awaited(reg)) {
 			/* not our own unpark (that cleared ours already) */
 			m->released_by_kernel++;
 			reg->ours = false;
-			reg->release_unseen = false;
+			reg->release_unseen = 0;
 			reg->state = RPM_REGION_ACTIVE;
 			policy_note_released(&m->pstate, reg, now_usec(), (int)ev->reason);
 			reg->last_action = "released";

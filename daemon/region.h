@@ -57,8 +57,9 @@ struct rpm_region {
 
 	/* daemon view */
 	bool ours;			/* parked by this daemon's socket */
-	bool release_unseen;		/* a dump saw the kernel give it back
-					 * before the release event came */
+	usec_t_ release_unseen;		/* when a dump saw the kernel give it
+					 * back before the release event came;
+					 * 0 = not waiting for one */
 	bool idle_valid;
 	bool idle_sampling;		/* an idle sample of it is running */
 	usec_t_ idle_when;
