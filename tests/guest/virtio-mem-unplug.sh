@@ -163,8 +163,11 @@ rc=$?
 daemon_pid=''
 mt=$(meminfo MemTotal)
 # Within 4 MiB of boot: the replugged blocks' memmap is taken from memory.
+# Whether anything is parked at this moment is the policy's business: when
+# the host took the device, the daemon rightly gave back the boot memory it
+# had parked (MemAvailable fell), and may still be backing off.
 msg="exit status $rc; MemTotal at boot $mt0 kB, with regionpmd $mt_before_stop kB, after SIGTERM $mt kB"
-if [ "$rc" = 0 ] && [ "$mt" -ge $(( mt0 - 4096 )) ] && [ "$mt_before_stop" -lt "$mt" ]; then
+if [ "$rc" = 0 ] && [ "$mt" -ge $(( mt0 - 4096 )) ]; then
 	tap_ok "SIGTERM: regionpmd exits 0 and every parked page comes back"
 	echo "# $msg"
 else
