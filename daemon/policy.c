@@ -2117,22 +2117,21 @@ static void backoff_region(struct rpm_region *r, usec_t_ base, usec_t_ now)
 void policy_note_released(struct rpm_policy_state *st, struct rpm_region *r,
 			  usec_t_ now, int reason)
 {
+	bool pressure = reason == REGIONPM_RELEASE_REASON_SHRINKER ||
+			reason == REGIONPM_RELEASE_REASON_OOM;
+
 	st->regions_released++;
 	r->ours = false;
 	r->last_action = "released";
-	if (reason == REGIONPM_RELEASE_REASON_SHRINKER ||
-	    reason == REGIONPM_RELEASE_REASON_OOM) {
-		/* The kernel needed it back: that parking was a mistake. */
+	/*
+	 * The kernel needed it back (pressure: that parking was a mistake), or
+	 * someone took physical memory there (virtio-mem unplugging, a gigantic
+	 * huge page: not pressure): either way, parking it again at once would
+	 * only be taken back again.
+	 */
+	if (pressure)
 		st->pressure_pending = true;
-		r->refill_count++;
-		r->last_refilled = now;
-		backoff_region(r, st->pingpong_backoff, now);
-	} else if (reason == REGIONPM_RELEASE_REASON_RANGE_CLAIMED) {
-		/*
-		 * Someone took physical memory there (virtio-mem unplugging,
-		 * a gigantic huge page): not pressure, but parking it again
-		 * at once would only be taken back again.
-		 */
+	if (pressure || reason == REGIONPM_RELEASE_REASON_RANGE_CLAIMED) {
 		r->refill_count++;
 		r->last_refilled = now;
 		backoff_region(r, st->pingpong_backoff, now);
