@@ -1611,20 +1611,29 @@ static unsigned long shrink_scan(struct shrinker *s, struct shrink_control *sc)
 	return freed;
 }
 
-/*
- * Give back every region parked or held in [@start, @end); under park_lock.
- * Returns whether a parked region was among them (managed pages changed).
- */
-static bool release_range_locked(unsigned long start, unsigned long end,
-				 enum regionpm_release_reason reason)
+/* The regions [*@first, *@last] that [@start, @end) spans; false if none. */
+static bool range_regions(unsigned long start, unsigned long end,
+			  unsigned long *first, unsigned long *last)
 {
-	unsigned long id, last;
+	if (start >= end || (start >> regionpm.shift) >= regionpm.nr)
+		return false;
+	*first = start >> regionpm.shift;
+	*last = min((end - 1) >> regionpm.shift, regionpm.nr - 1);
+	return true;
+}
+
+/*
+ * Give back every region from @first to @last that is parked or held; under
+ * park_lock.  Returns whether a parked one was among them (managed pages
+ * changed).
+ */
+static bool release_regions_locked(unsigned long first, unsigned long last,
+				   enum regionpm_release_reason reason)
+{
+	unsigned long id;
 	bool parked = false;
 
-	if (!regionpm.nr || start >= end)
-		return false;
-	last = min((end - 1) >> regionpm.shift, regionpm.nr - 1);
-	for (id = start >> regionpm.shift; id <= last; id++) {
+	for (id = first; id <= last; id++) {
 		struct regionpm_region *r = &regionpm.regions[id];
 
 		if (r->state == REGIONPM_REGION_STATE_PARKED) {
@@ -1653,13 +1662,12 @@ static bool release_range_locked(unsigned long start, unsigned long end,
  */
 void __regionpm_release_range(unsigned long start, unsigned long end)
 {
-	unsigned long id, last;
+	unsigned long id, first, last;
 	bool any = false;
 
-	if (start >= end || !regionpm.nr || (start >> regionpm.shift) >= regionpm.nr)
+	if (!range_regions(start, end, &first, &last))
 		return;
-	last = min((end - 1) >> regionpm.shift, regionpm.nr - 1);
-	for (id = start >> regionpm.shift; id <= last && !any; id++) {
+	for (id = first; id <= last && !any; id++) {
 		u8 state = READ_ONCE(regionpm.regions[id].state);
 
 		any = state == REGIONPM_REGION_STATE_PARKED ||
@@ -1668,7 +1676,7 @@ void __regionpm_release_range(unsigned long start, unsigned long end)
 	if (!any)
 		return;
 	mutex_lock(&regionpm.park_lock);
-	any = release_range_locked(start, end, REGIONPM_RELEASE_REASON_RANGE_CLAIMED);
+	any = release_regions_locked(first, last, REGIONPM_RELEASE_REASON_RANGE_CLAIMED);
 	mutex_unlock(&regionpm.park_lock);
 	if (any)
 		update_wmarks();
@@ -1701,6 +1709,7 @@ static struct notifier_block oom_nb = {
 static int regionpm_memory_notify(struct notifier_block *nb, unsigned long action, void *arg)
 {
 	struct memory_notify *mn = arg;
+	unsigned long first, last;
 
 	if (action == MEM_GOING_ONLINE) {
 		regionpm_track_range(mn->start_pfn, mn->nr_pages);
@@ -1725,9 +1734,10 @@ static int regionpm_memory_notify(struct notifier_block *nb, unsigned long actio
 	}
 	if (action != MEM_GOING_OFFLINE)
 		return NOTIFY_OK;
+	if (!range_regions(mn->start_pfn, mn->start_pfn + mn->nr_pages, &first, &last))
+		return NOTIFY_OK;
 	mutex_lock(&regionpm.park_lock);
-	release_range_locked(mn->start_pfn, mn->start_pfn + mn->nr_pages,
-			     REGIONPM_RELEASE_REASON_HOTPLUG);
+	release_regions_locked(first, last, REGIONPM_RELEASE_REASON_HOTPLUG);
 	mutex_unlock(&regionpm.park_lock);
 	/* offline_pages() recomputes the watermarks itself afterwards. */
 	return NOTIFY_OK;
