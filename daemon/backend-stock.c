@@ -274,6 +274,40 @@ static const struct memblock *stalest(struct backend_stock *s, const struct memb
 	return best;
 }
 
+static int cmp_block_id(const void *key, const void *elem)
+{
+	uint32_t id = *(const uint32_t *)key, other = ((const struct memblock *)elem)->id;
+
+	return id < other ? -1 : id > other;
+}
+
+/*
+ * Drop the records of blocks that are no longer ours to give back: a block
+ * that vanished (virtio-mem or ACPI removed its memory) and one that is
+ * online again (onlined by someone else: a replugged block onlined by
+ * memhp_default_state, or an operator).  Kept, a record would make a block
+ * re-added offline look parked by us, so we would online what its owner
+ * left offline, and the exit would count blocks "still offline" that are
+ * not.  A dump never runs during a park (the daemon is single-threaded),
+ * so an online block with a record is not one being offlined right now.
+ */
+static void forget_lost_blocks(struct backend_stock *s, const struct memblock *v, size_t n)
+{
+	for (size_t i = 0; i < s->st.n;) {
+		uint32_t id = s->st.v[i].id;
+		const struct memblock *m = bsearch(&id, v, n, sizeof(*v), cmp_block_id);
+
+		if (m && m->state != MEMBLOCK_ONLINE) {
+			i++;
+			continue;
+		}
+		log_notice("memory block %" PRIu32 ", offlined by regionpmd, %s: no longer ours "
+			   "to online", id, m ? "is online again" : "was removed");
+		/* swaps the last record into i: look at i again */
+		offline_state_remove(&s->st, id);
+	}
+}
+
 static int stock_dump(struct rpm_backend *b, rpm_region_cb cb, void *userdata)
 {
 	struct backend_stock *s = S(b);
@@ -286,6 +320,7 @@ static int stock_dump(struct rpm_backend *b, rpm_region_cb cb, void *userdata)
 
 	if (r < 0)
 		return set_err(s, r, "listing memory blocks: %s", strerror(-r));
+	forget_lost_blocks(s, v, n);
 	/* bounded: a few blocks per dump, the stalest first */
 	while (budget >= s->block_pages && (due = stalest(s, v, n, now))) {
 		if (scan_block(s, due->id) < 0)

@@ -544,6 +544,65 @@ static void test_backend_stock(void **state)
 }
 
 /*
+ * A block regionpmd offlined that someone else onlined, or whose memory
+ * was removed (virtio-mem unplug), is dropped from the record at the next
+ * dump: the record must not claim it (a re-added offline block would look
+ * parked by us, and the exit would count it "still offline").
+ */
+static void test_backend_stock_lost_blocks(void **state)
+{
+	struct rpm_compact_result res;
+	struct rpm_backend *b = NULL;
+	struct collect c;
+	char cmd[PATH_MAX + 64];
+
+	(void)state;
+	make_memory_tree();
+	assert_int_equal(rpm_backend_stock.open(&b, tmproot, NULL), 0);
+
+	/* onlined behind our back: active, not ours, the record forgets it */
+	assert_int_equal(b->ops->park(b, 4, true, 0, 0, &res), 0);
+	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "4 Movable");
+	put_str("/sys/devices/system/memory/memory4/state", "online\n");
+	dump(b, &c);
+	assert_int_equal(by_id(&c, 4)->state, RPM_REGION_ACTIVE);
+	assert_false(by_id(&c, 4)->ours);
+	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "(missing)");
+	assert_int_equal(b->ops->unpark(b, 4), -EPERM);
+	assert_string_equal(get_str("/sys/devices/system/memory/memory4/state"), "online");
+
+	/* parked, then removed: gone from the dump and from the record */
+	assert_int_equal(b->ops->park(b, 4, true, 0, 0, &res), 0);
+	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "4 Movable");
+	snprintf(cmd, sizeof(cmd), "rm -r '%s/sys/devices/system/memory/memory4'", tmproot);
+	assert_int_equal(system(cmd), 0);
+	dump(b, &c);
+	assert_int_equal(c.n, 5);
+	for (size_t i = 0; i < c.n; i++)
+		assert_int_not_equal(c.v[i].id, 4);
+	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "(missing)");
+
+	/* re-added offline (memhp_default_state=offline): not ours, left alone */
+	put_str("/sys/devices/system/memory/memory4/state", "offline\n");
+	put_str("/sys/devices/system/memory/memory4/valid_zones", "Movable Normal\n");
+	put_str("/sys/devices/system/memory/memory4/node0/.keep", "");
+	dump(b, &c);
+	assert_int_equal(by_id(&c, 4)->state, RPM_REGION_BUSY);
+	assert_int_equal(b->ops->unpark(b, 4), -EPERM);
+	assert_string_equal(get_str("/sys/devices/system/memory/memory4/state"), "offline");
+
+	/* a block still offline by us keeps its record */
+	put_str("/sys/devices/system/memory/memory4/state", "online\n");
+	put_str("/sys/devices/system/memory/memory4/valid_zones", "Movable\n");
+	assert_int_equal(b->ops->park(b, 4, true, 0, 0, &res), 0);
+	dump(b, &c);
+	assert_int_equal(by_id(&c, 4)->state, RPM_REGION_PARKED);
+	assert_string_equal(get_str(RPM_OFFLINE_STATE_FILE), "4 Movable");
+	assert_int_equal(b->ops->unpark(b, 4), 0);
+	backend_close(b);
+}
+
+/*
  * On a machine whose low blocks are ZONE_DMA32, the block at the top of
  * that zone is never offlined (the plan sees it as not parkable, a park
  * is refused with the reason); a block inside it is, is recorded as
@@ -654,6 +713,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damon_setup, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_backend_stock, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_backend_stock_zone_edges, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_backend_stock_lost_blocks, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_policy_over_stock, setup_tmp, teardown_tmp),
 	};
 
