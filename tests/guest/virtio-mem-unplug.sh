@@ -38,8 +38,11 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/vmem-unplug.XXXXXX")
 log=$work/regionpmd.log
 daemon_pid=''
 cleanup() {
-	[ -n "$daemon_pid" ] && kill -KILL "$daemon_pid" 2>/dev/null
-	wait 2>/dev/null
+	# A daemon stuck in the kernel (D state) survives SIGKILL: do not wait
+	# for it, or the test hangs until run-vm's timeout.
+	[ -n "$daemon_pid" ] && kill -KILL "$daemon_pid" 2>/dev/null && sleep 1
+	[ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null ||
+		wait 2>/dev/null
 	# run-vm --out FILE keeps it as FILE.regionpmd-log
 	[ -n "${REGIONPM_VM_OUT:-}" ] && cp "$log" "$REGIONPM_VM_OUT.regionpmd-log" 2>/dev/null
 	rm -rf "$work"
@@ -93,7 +96,11 @@ mt_parked=$(meminfo MemTotal)
 
 # ---- 2. the host takes the whole device back -------------------------------
 tap_check "the host asks for 0 bytes" vmem_resize 0
-unplugged() { vmem_wait_plugged 0 "$WAIT" | tee "$work/unplug.txt"; }
+# On a stall, the state of the guest goes into the test log.
+unplugged() {
+	vmem_wait_plugged 0 "$WAIT" | tee "$work/unplug.txt"
+	[ "${PIPESTATUS[0]}" = 0 ] || { vmem_stall_report; return 1; }
+}
 tap_check "the guest unplugged the whole device within ${WAIT}s, regionpmd running" unplugged
 sed 's/^/# /' "$work/unplug.txt"
 claimed() {
@@ -130,7 +137,10 @@ echo "# MemTotal $(meminfo MemTotal) kB (with parked regions before: $mt_parked 
 # ---- 3. plugged again -------------------------------------------------------
 mark=$(( $(wc -l < "$log") + 1 ))
 tap_check "the host asks for the device's memory again" vmem_resize "$size0"
-plugged() { vmem_wait_plugged "$size0" "$WAIT" | tee "$work/plug.txt"; }
+plugged() {
+	vmem_wait_plugged "$size0" "$WAIT" | tee "$work/plug.txt"
+	[ "${PIPESTATUS[0]}" = 0 ] || { vmem_stall_report; return 1; }
+}
 tap_check "the guest plugged it all within ${WAIT}s" plugged
 sed 's/^/# /' "$work/plug.txt"
 # The stock backend parks by offlining: a block regionpmd offlined again
@@ -156,8 +166,22 @@ tap_check "regionpmd is still running" kill -0 "$daemon_pid"
 
 # ---- 4. SIGTERM gives every parked page back --------------------------------
 # (not in a tap_check subshell: only this shell can wait for the daemon)
+# Bounded: a daemon that does not exit in STOP_WAIT seconds is reported
+# with the guest's state (a stalled offline holds the hotplug lock the
+# daemon's unpark needs) instead of hanging the test.
+STOP_WAIT=60
 mt_before_stop=$(meminfo MemTotal)
 kill -TERM "$daemon_pid"
+for i in $(seq 1 "$STOP_WAIT"); do
+	kill -0 "$daemon_pid" 2>/dev/null || break
+	sleep 1
+done
+if kill -0 "$daemon_pid" 2>/dev/null; then
+	tap_fail "SIGTERM: regionpmd exits within ${STOP_WAIT}s" \
+		"$(cat /proc/"$daemon_pid"/stack 2>/dev/null; vmem_stall_report)"
+	tap_done
+	exit 1
+fi
 wait "$daemon_pid"
 rc=$?
 daemon_pid=''
@@ -173,5 +197,9 @@ if [ "$rc" = 0 ] && [ "$mt" -ge $(( mt0 - 4096 )) ]; then
 else
 	tap_fail "SIGTERM: regionpmd exits 0 and every parked page comes back" "$msg"
 fi
-grep -E 'released by the kernel|refused|warning|error' "$log" | head -20 | sed 's/^/#   /'
+# The stock backend forgets blocks virtio-mem removed or the kernel
+# onlined (it once counted the replugged blocks as "still offline").
+tap_check "regionpmd leaves no block offline at exit" \
+	bash -c '! grep "still offline at exit" "$1"' _ "$log"
+grep -E 'released by the kernel|no longer ours|refused|warning|error' "$log" | head -20 | sed 's/^/#   /'
 tap_done

@@ -50,3 +50,26 @@ vmem_wait_plugged() {
 	echo "plugged $(( ${size:-0} >> 20 )) MiB after $(( $(date +%s) - t0 )) s (want $(( want >> 20 )) MiB)"
 	[ "$size" = "$want" ]
 }
+
+# vmem_stall_report: what the guest looks like when a resize or a daemon
+# stops making progress, for the test log: the device's memory blocks,
+# the kernel stacks of tasks in D state, and the kernel log after sysrq
+# w (blocked tasks) and l (what the CPUs run).  A virtio-mem offline that
+# loops runs in a kworker; one that waits on a lock shows up blocked.
+vmem_stall_report() {
+	local p st
+	echo "memory blocks at or above 4 GiB:"
+	hot_blocks | sed 's/^/  /'
+	for p in /proc/[0-9]*; do
+		st=$(awk '$1 == "State:" { print $2 }' "$p/status" 2>/dev/null)
+		[ "$st" = D ] || continue
+		echo "task ${p#/proc/} ($(cat "$p/comm" 2>/dev/null)) in D state:"
+		sed 's/^/  /' "$p/stack" 2>/dev/null
+	done
+	if [ -w /proc/sysrq-trigger ]; then
+		echo w > /proc/sysrq-trigger
+		echo l > /proc/sysrq-trigger
+	fi
+	echo "kernel log, last 150 lines:"
+	dmesg | tail -n 150 | sed 's/^/  /'
+}
