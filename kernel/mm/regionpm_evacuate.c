@@ -13,9 +13,10 @@
  * region a compaction emptied is still empty when it is parked.  Parking
  * a held region takes its free pages straight from the isolated free
  * lists, so the allocator never sees them in between.  An isolated
- * pageblock also makes offline_pages() and alloc_contig_range() of that
- * range fail with -EBUSY before any memory notifier runs: the hold
- * timeout bounds how long.
+ * pageblock would also make offline_pages() and alloc_contig_range() of
+ * that range fail with -EBUSY before any memory notifier runs, so both
+ * end the holds in their range first (__regionpm_release_holds(),
+ * __regionpm_release_range()).
  *
  * Parking follows virtio-mem's "fake offline": the pages are taken with
  * alloc_contig_range(), marked PageOffline and removed from the managed
@@ -1623,12 +1624,12 @@ static bool range_regions(unsigned long start, unsigned long end,
 }
 
 /*
- * Give back every region from @first to @last that is parked or held; under
- * park_lock.  Returns whether a parked one was among them (managed pages
- * changed).
+ * Give back every region from @first to @last that is held, and with
+ * @parked_too every one that is parked; under park_lock.  Returns whether a
+ * parked one was among them (managed pages changed).
  */
 static bool release_regions_locked(unsigned long first, unsigned long last,
-				   enum regionpm_release_reason reason)
+				   bool parked_too, enum regionpm_release_reason reason)
 {
 	unsigned long id;
 	bool parked = false;
@@ -1636,7 +1637,7 @@ static bool release_regions_locked(unsigned long first, unsigned long last,
 	for (id = first; id <= last; id++) {
 		struct regionpm_region *r = &regionpm.regions[id];
 
-		if (r->state == REGIONPM_REGION_STATE_PARKED) {
+		if (r->state == REGIONPM_REGION_STATE_PARKED && parked_too) {
 			release_locked(r, reason);
 			parked = true;
 		} else if (r->state == REGIONPM_REGION_STATE_HELD) {
@@ -1644,6 +1645,25 @@ static bool release_regions_locked(unsigned long first, unsigned long last,
 		}
 	}
 	return parked;
+}
+
+/*
+ * The unlocked look first: does [@first, @last] hold a held region, or
+ * with @parked_too a parked one?  Keeps park_lock out of every call that
+ * has nothing to give back.
+ */
+static bool range_has_taken(unsigned long first, unsigned long last, bool parked_too)
+{
+	unsigned long id;
+
+	for (id = first; id <= last; id++) {
+		u8 state = READ_ONCE(regionpm.regions[id].state);
+
+		if (state == REGIONPM_REGION_STATE_HELD ||
+		    (parked_too && state == REGIONPM_REGION_STATE_PARKED))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -1662,24 +1682,41 @@ static bool release_regions_locked(unsigned long first, unsigned long last,
  */
 void __regionpm_release_range(unsigned long start, unsigned long end)
 {
-	unsigned long id, first, last;
-	bool any = false;
+	unsigned long first, last;
+	bool parked;
 
-	if (!range_regions(start, end, &first, &last))
-		return;
-	for (id = first; id <= last && !any; id++) {
-		u8 state = READ_ONCE(regionpm.regions[id].state);
-
-		any = state == REGIONPM_REGION_STATE_PARKED ||
-		      state == REGIONPM_REGION_STATE_HELD;
-	}
-	if (!any)
+	if (!range_regions(start, end, &first, &last) || !range_has_taken(first, last, true))
 		return;
 	mutex_lock(&regionpm.park_lock);
-	any = release_regions_locked(first, last, REGIONPM_RELEASE_REASON_RANGE_CLAIMED);
+	parked = release_regions_locked(first, last, true,
+					REGIONPM_RELEASE_REASON_RANGE_CLAIMED);
 	mutex_unlock(&regionpm.park_lock);
-	if (any)
+	if (parked)
 		update_wmarks();
+}
+
+/*
+ * offline_pages() is about to isolate [@start, @end).  A held region's
+ * pageblocks are isolated already, and the isolation of an offline fails
+ * on them with -EBUSY before any memory notifier runs: an operator's or
+ * udev's offline, and virtio-mem's offline of a block it has unplugged,
+ * would fail for as long as regionpmd renews the hold.  The holds in the
+ * range end first (reason hotplug); their pages go back to the allocator
+ * and the offline migrates whatever takes them meanwhile.  Parked regions
+ * are left to MEM_GOING_OFFLINE, which gives their pages back into the
+ * isolated range, where nothing else can take them.  Called with
+ * mem_hotplug_lock held for writing, so no hold can start before the
+ * isolation (holds take it for reading).
+ */
+void __regionpm_release_holds(unsigned long start, unsigned long end)
+{
+	unsigned long first, last;
+
+	if (!range_regions(start, end, &first, &last) || !range_has_taken(first, last, false))
+		return;
+	mutex_lock(&regionpm.park_lock);
+	release_regions_locked(first, last, false, REGIONPM_RELEASE_REASON_HOTPLUG);
+	mutex_unlock(&regionpm.park_lock);
 }
 
 /* Global OOM only (not memcg): everything comes back, the last resort. */
@@ -1698,13 +1735,11 @@ static struct notifier_block oom_nb = {
 
 /*
  * Memory going online: its regions get a counter slot for the zone.
- * Memory onlined into a zone that
- * was empty: start counting it.  Parked
+ * Memory onlined into a zone that was empty: start counting it.  Parked
  * pages would block offlining: give them back into the isolated range.
- * A held pageblock in the block makes offline_pages() fail before this
- * notifier runs; a region that reaches it held (its pageblocks in this
- * block were not held, others are) is released too, so that no hold
- * outlives part of its region.
+ * offline_pages() ended the holds of the block's regions before it
+ * isolated it (__regionpm_release_holds()), and none can start while it
+ * holds mem_hotplug_lock; one found here would be ended all the same.
  */
 static int regionpm_memory_notify(struct notifier_block *nb, unsigned long action, void *arg)
 {
@@ -1737,7 +1772,7 @@ static int regionpm_memory_notify(struct notifier_block *nb, unsigned long actio
 	if (!range_regions(mn->start_pfn, mn->start_pfn + mn->nr_pages, &first, &last))
 		return NOTIFY_OK;
 	mutex_lock(&regionpm.park_lock);
-	release_regions_locked(first, last, REGIONPM_RELEASE_REASON_HOTPLUG);
+	release_regions_locked(first, last, true, REGIONPM_RELEASE_REASON_HOTPLUG);
 	mutex_unlock(&regionpm.park_lock);
 	/* offline_pages() recomputes the watermarks itself afterwards. */
 	return NOTIFY_OK;

@@ -5716,6 +5716,65 @@ TEST_F_TIMEOUT(regionpm, hold_timeout_releases, 300)
 	rpm_close(&ev);
 }
 
+/*
+ * Memory offline of a block whose region is held: offline_pages() ends
+ * the hold before it isolates the block (reason hotplug), where the
+ * isolation used to fail with EBUSY on the held pageblocks for as long as
+ * the hold was renewed.  Online again, the region is active and unheld.
+ */
+TEST_F_TIMEOUT(regionpm, offline_ends_hold, 300)
+{
+	struct rpm_region r, h;
+	struct rpm_event e;
+	struct rpm_ack ack;
+	struct rpm ev;
+	uint32_t ids[8];
+	char dir[128];
+	uint64_t mt0, ms;
+	int n, i, err = -ENOENT;
+	bool got;
+
+	n = empty_regions(_metadata, self, ids, ARRAY_SIZE(ids));
+	for (i = 0; i < n && err; i++) {
+		ASSERT_EQ(0, rpm_region_get(&self->rpm, ids[i], false, &r, &ack));
+		err = memory_block_of(self, &r, dir, sizeof(dir));
+	}
+	if (err == -EINVAL)
+		SKIP(return, "memory blocks and regions differ in size");
+	if (err)
+		SKIP(return, "needs a completely free region with a memory block (found %d free)", n);
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+	mt0 = memtotal_pages();
+
+	err = rpm_hold(&self->rpm, r.id, &h, &ack);
+	ASSERT_EQ(0, err) TH_LOG("hold %u: %s \"%s\"", r.id, strerror(-err), ack.msg);
+	ASSERT_STREQ("held", state_name(h.state));
+	ASSERT_LT(0UL, h.held);
+	TH_LOG("offlining %s while region %u is held (%" PRIu64 " pages)", dir, r.id, h.held);
+	err = set_block_state(dir, "offline", OFFLINE_BOUND_S, &ms);
+	EXPECT_EQ(0, err) TH_LOG("offlining %s with region %u held: %s", dir, r.id,
+				 strerror(-err));
+	got = wait_release(&ev, r.id, REGIONPM_RELEASE_REASON_HOTPLUG, EVENT_WAIT_MS, &e);
+	EXPECT_TRUE(got) {
+		TH_LOG("no region-release-ntf {id %u, reason hotplug}", r.id);
+		log_events(_metadata, &ev);
+	}
+	if (got)
+		EXPECT_EQ(h.held, e.pages) TH_LOG("release event pages vs held-pages");
+	if (!err) {
+		err = set_block_state(dir, "online", OFFLINE_BOUND_S, &ms);
+		ASSERT_EQ(0, err) TH_LOG("onlining %s again: %s", dir, strerror(-err));
+	} else {
+		rpm_unpark(&self->rpm, r.id, &ack);
+	}
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, r.id, false, &r, &ack));
+	EXPECT_STREQ("active", state_name(r.state));
+	EXPECT_EQ(0UL, r.held);
+	EXPECT_FALSE(HAS(&r, REGIONPM_A_REGION_OWNER_PORTID));
+	EXPECT_EQ(mt0, memtotal_pages()) TH_LOG("MemTotal not back after offline and online");
+	rpm_close(&ev);
+}
+
 /* ZONE_DMA is never held; holds count against max_parked_pct. */
 TEST_F(regionpm, hold_refusals)
 {

@@ -95,6 +95,19 @@ static inline void regionpm_release_range(unsigned long start_pfn,
 		__regionpm_release_range(start_pfn, end_pfn);
 }
 
+void __regionpm_release_holds(unsigned long start_pfn, unsigned long end_pfn);
+
+/*
+ * offline_pages() is about to isolate [@start_pfn, @end_pfn): the holds
+ * there end first, or the isolation would fail on their pageblocks.
+ */
+static inline void regionpm_release_holds(unsigned long start_pfn,
+					  unsigned long end_pfn)
+{
+	if (static_branch_unlikely(&regionpm_track_key))
+		__regionpm_release_holds(start_pfn, end_pfn);
+}
+
 /* Is the allocation bias on? */
 static __always_inline bool regionpm_bias_on(void)
 {
@@ -228,6 +241,11 @@ static inline bool regionpm_bias_on(void)
 }
 
 static inline void regionpm_release_range(unsigned long start_pfn,
+					  unsigned long end_pfn)
+{
+}
+
+static inline void regionpm_release_holds(unsigned long start_pfn,
 					  unsigned long end_pfn)
 {
 }
