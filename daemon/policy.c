@@ -2126,12 +2126,15 @@ void policy_note_released(struct rpm_policy_state *st, struct rpm_region *r,
 	/*
 	 * The kernel needed it back (pressure: that parking was a mistake), or
 	 * someone took physical memory there (virtio-mem unplugging, a gigantic
-	 * huge page: not pressure): either way, parking it again at once would
-	 * only be taken back again.
+	 * huge page: not pressure), or is taking its memory offline (which
+	 * ends our hold first; an offline that failed on an unmovable page is
+	 * usually retried): either way, emptying and parking it again at once
+	 * would only be taken back again.
 	 */
 	if (pressure)
 		st->pressure_pending = true;
-	if (pressure || reason == REGIONPM_RELEASE_REASON_RANGE_CLAIMED) {
+	if (pressure || reason == REGIONPM_RELEASE_REASON_RANGE_CLAIMED ||
+	    reason == REGIONPM_RELEASE_REASON_HOTPLUG) {
 		r->refill_count++;
 		r->last_refilled = now;
 		backoff_region(r, st->pingpong_backoff, now);
