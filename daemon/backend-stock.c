@@ -293,19 +293,27 @@ static int cmp_block_id(const void *key, const void *elem)
  */
 static void forget_lost_blocks(struct backend_stock *s, const struct memblock *v, size_t n)
 {
-	for (size_t i = 0; i < s->st.n;) {
+	size_t kept = 0, had = s->st.n;
+	int r;
+
+	for (size_t i = 0; i < had; i++) {
 		uint32_t id = s->st.v[i].id;
 		const struct memblock *m = bsearch(&id, v, n, sizeof(*v), cmp_block_id);
 
 		if (m && m->state != MEMBLOCK_ONLINE) {
-			i++;
+			s->st.v[kept++] = s->st.v[i];
 			continue;
 		}
 		log_notice("memory block %" PRIu32 ", offlined by regionpmd, %s: no longer ours "
 			   "to online", id, m ? "is online again" : "was removed");
-		/* swaps the last record into i: look at i again */
-		offline_state_remove(&s->st, id);
 	}
+	if (kept == had)
+		return;
+	/* One write for all of them: an unplug removes several blocks at once. */
+	s->st.n = kept;
+	r = offline_state_save(&s->st);
+	if (r < 0)
+		rpm_log_errno(LOG_WARNING, r, "writing %s", s->st.path);
 }
 
 static int stock_dump(struct rpm_backend *b, rpm_region_cb cb, void *userdata)
