@@ -198,8 +198,12 @@ else
 	tap_fail "SIGTERM: regionpmd exits 0 and every parked page comes back" "$msg"
 fi
 # The stock backend forgets blocks virtio-mem removed or the kernel
-# onlined (it once counted the replugged blocks as "still offline").
-tap_check "regionpmd leaves no block offline at exit" \
-	bash -c '! grep "still offline at exit" "$1"' _ "$log"
+# onlined (it once counted the replugged blocks as "still offline").  Only
+# it offlines blocks: on the patched kernel the line cannot appear, and
+# MemTotal above says all came back.
+if [ "$patched" = 0 ]; then
+	tap_check "regionpmd leaves no block offline at exit" \
+		bash -c '! grep "still offline at exit" "$1"' _ "$log"
+fi
 grep -E 'released by the kernel|no longer ours|refused|warning|error' "$log" | head -20 | sed 's/^/#   /'
 tap_done
