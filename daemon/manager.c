@@ -1175,10 +1175,16 @@ int manager_pass(struct manager *m)
 	if (m->pstate.plan.converged && !m->converged)
 		log_info("plan reached: %u regions kept (%u for max_parked_pct, %u for the "
 			 "pages of the zones below ZONE_MOVABLE), %u parked; "
-			 "next pass on an event, at %" PRIu64 " free pages, or within IdleIntervalSec=%u",
+			 "next pass on an event, at %" PRIu64 " free pages, %s%.1f s%s",
 			 m->pstate.plan.keep, m->pstate.plan.capped, m->pstate.plan.low_kept,
-			 m->pstate.plan.parked,
-			 m->pstate.plan.wake_free_pages, m->config.idle_interval_sec);
+			 m->pstate.plan.parked, m->pstate.plan.wake_free_pages,
+			 m->pstate.plan.recheck_at ? "or in " : "or within ",
+			 m->pstate.plan.recheck_at ?
+			 (m->pstate.plan.recheck_at > sys.now ?
+			  (m->pstate.plan.recheck_at - sys.now) / 1e6 : 0.0) :
+			 (double)m->config.idle_interval_sec,
+			 m->pstate.plan.recheck_at ? " (a back-off or the evicted cache's room ends)" :
+			 " (IdleIntervalSec=)");
 	m->converged = m->pstate.plan.converged;
 	arm_reclaim_watch(m);
 	if (n)
@@ -1304,14 +1310,25 @@ static uint64_t next_pass_usec(struct manager *m)
 		return RPM_POLICY_SHORT_POLL_MSEC * 1000;
 	if (m->progress && m->config.interval_sec > 1)
 		return 1000000;
-	if (!m->pstate.plan.converged || !m->idle_passes)
+	if (!m->pstate.plan.converged)
 		return base;
 	max = (uint64_t)m->config.idle_interval_sec * 1000000;
-	if (max < base)
-		return base;
 	shift = m->idle_passes < 16 ? m->idle_passes : 16;
 	t = base << shift;
-	return t < max ? t : max;
+	if (t > max)
+		t = max;
+	if (t < base)
+		t = base;
+	/* No later than the plan's clock allows something new (a back-off ends). */
+	if (m->pstate.plan.recheck_at) {
+		usec_t_ now = now_usec(), at = m->pstate.plan.recheck_at;
+
+		if (at <= now)
+			return 1000;
+		if (at - now + 1000 < t)
+			t = at - now + 1000;
+	}
+	return t;
 }
 
 /* Something changed that the plan must see: decide again soon. */

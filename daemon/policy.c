@@ -1834,6 +1834,39 @@ static uint64_t wake_mark(const struct pass *p)
 	return p->sys->mem_free_pages + gap;
 }
 
+/*
+ * Converged, the plan can still change with the clock alone: a region
+ * backing off is left alone (kept as if pinned, not held, not parked)
+ * until its back-off ends, and the room kept for evicted cache lapses
+ * CacheHistorySec= after the cache's peak.  No event and no change of
+ * MemFree says so; without a pass at that time the plan waited for
+ * IdleIntervalSec= (vmhost at 2 GiB with movablecore: a region the
+ * converged plan could have taken waited 40 s for the idle pass).
+ */
+static usec_t_ recheck_time(const struct pass *p, uint64_t cache_room)
+{
+	const struct rpm_policy_state *st = p->st;
+	usec_t_ now = p->sys->now, at = 0;
+
+	for (size_t i = 0; i < p->n_regions; i++) {
+		const struct rpm_region *r = &p->regions[i];
+
+		if (r->backoff_until <= now || !r->managed_pages ||
+		    (r->state != RPM_REGION_ACTIVE && !held_by_us(r)) ||
+		    region_dma(r) || r->no_park || region_has_unmovable(r))
+			continue;
+		if (!at || r->backoff_until < at)
+			at = r->backoff_until;
+	}
+	if (cache_room && p->cfg->cache_history_sec) {
+		usec_t_ lapse = st->cache_peak_when + sec_to_usec(p->cfg->cache_history_sec);
+
+		if (lapse > now && (!at || lapse < at))
+			at = lapse;
+	}
+	return at;
+}
+
 size_t policy_decide(const struct rpm_policy_config *cfg,
 		     struct rpm_policy_state *st,
 		     const struct rpm_system *sys,
@@ -1875,6 +1908,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	st->plan.converged = false;
 	st->plan.planned = false;
 	st->plan.wake_free_pages = 0;
+	st->plan.recheck_at = 0;
 	st->low_free_pages = low_mark(&p);
 	st->plan.short_of_memory = false;
 	refill_tokens(cfg, st, sys);
@@ -1972,6 +2006,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	 */
 	st->plan.converged = p.n == 0 && !p.waiting;
 	st->plan.wake_free_pages = st->plan.converged ? wake_mark(&p) : 0;
+	st->plan.recheck_at = st->plan.converged ? recheck_time(&p, room) : 0;
 	return p.n;
 }
 

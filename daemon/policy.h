@@ -237,6 +237,13 @@ struct rpm_policy_state {
 		 */
 		uint64_t wake_free_pages;
 		/*
+		 * Converged: the monotonic time (usec) at which a back-off or
+		 * the room kept for evicted cache ends, which can change the
+		 * plan with no event to say so (0: none).  The manager's next
+		 * pass comes no later.
+		 */
+		usec_t_ recheck_at;
+		/*
 		 * The last pass gave memory back for pressure or a headroom
 		 * shortfall: decide again within RPM_POLICY_SHORT_POLL_MSEC,
 		 * since an allocation burst outruns a one-second pass and

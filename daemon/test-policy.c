@@ -1409,6 +1409,52 @@ static void test_release_by_kernel(void **state)
 	}
 }
 
+/*
+ * A region backing off is left alone until the back-off ends; no event
+ * marks that time, so the converged plan names it for the next pass,
+ * which then takes the region.
+ */
+static void test_converged_recheck_at_backoff(void **state)
+{
+	struct world w;
+	usec_t_ until;
+
+	(void)state;
+	world_init(&w);
+	for (uint32_t i = 2; i < NR - 1; i++)
+		set_used(&w, i, RP, 0);
+	set_used(&w, 7, 1000, 0);
+	until = w.sys.now + 30 * SEC;
+	w.r[7].backoff_until = until;
+	decide(&w);
+	assert_int_equal(count_work(&w), 0);
+	assert_true(w.st.plan.converged);
+	assert_int_equal(w.st.plan.recheck_at, until);
+
+	/* The pass at that time empties it into region 1's free room. */
+	w.sys.now = until;
+	set_used(&w, 7, 1000, 0);	/* a fresh breakdown */
+	decide(&w);
+	assert_true(works(&w, 7));
+	assert_false(w.st.plan.converged);
+	assert_int_equal(w.st.plan.recheck_at, 0);
+
+	/* Nothing backing off: no time to look again but IdleIntervalSec=. */
+	world_init(&w);
+	for (uint32_t i = 2; i < NR; i++)
+		set_used(&w, i, RP, 0);
+	decide(&w);
+	assert_true(w.st.plan.converged);
+	assert_int_equal(w.st.plan.recheck_at, 0);
+	/* A back-off in the past or of a pinned region does not count. */
+	w.r[6].backoff_until = w.sys.now - SEC;
+	w.r[1].backoff_until = w.sys.now + 10 * SEC;	/* slab: pinned anyway */
+	w.sys.now += SEC;
+	decide(&w);
+	assert_true(w.st.plan.converged);
+	assert_int_equal(w.st.plan.recheck_at, 0);
+}
+
 /* The manager may report a compaction before refreshing the free count. */
 static void test_vacated_seen_late(void **state)
 {
@@ -2648,6 +2694,7 @@ int main(void)
 		cmocka_unit_test(test_fast_growth_unparks_its_lead),
 		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_pinned_rescan_backoff),
+		cmocka_unit_test(test_converged_recheck_at_backoff),
 		cmocka_unit_test(test_holds),
 		cmocka_unit_test(test_holds_unscanned_targets),
 		cmocka_unit_test(test_holds_backing_off_regions),
