@@ -137,15 +137,20 @@ static unsigned long *zone_held;
 static LIST_HEAD(parked_regions);
 
 /*
- * Park and release change managed pages; the zone watermarks follow, as
- * after memory hotplug.  Always from a work item: setup_per_zone_wmarks()
- * takes pcp_batch_high_lock, which memory offline holds across the memory
- * notifiers, and those allocate (slab_memory_callback) -- from the
- * shrinker or the OOM notifier, inside reclaim, that would deadlock.
+ * Park and release change managed pages; the zone watermarks and the
+ * lowmem reserves follow, as after memory hotplug (min_free_kbytes stays).
+ * The reserves are sized from the managed pages of the zones above: with
+ * ZONE_MOVABLE mostly parked, ZONE_NORMAL kept 1/32 of its boot size free
+ * from movable allocations.  Always from a work item:
+ * setup_per_zone_wmarks() takes pcp_batch_high_lock, which memory offline
+ * holds across the memory notifiers, and those allocate
+ * (slab_memory_callback) -- from the shrinker or the OOM notifier, inside
+ * reclaim, that would deadlock.
  */
 static void wmark_workfn(struct work_struct *work)
 {
 	setup_per_zone_wmarks();
+	setup_per_zone_lowmem_reserve();
 }
 
 static DECLARE_WORK(wmark_work, wmark_workfn);

@@ -5775,6 +5775,187 @@ TEST_F_TIMEOUT(regionpm, offline_ends_hold, 300)
 	rpm_close(&ev);
 }
 
+/*
+ * The lowmem reserves follow parked memory as they follow memory hotplug:
+ * a zone's protection against allocations for the zones above it is their
+ * managed pages over its lowmem_reserve_ratio.  Left at their old values,
+ * with ZONE_MOVABLE mostly parked, ZONE_NORMAL kept a region's worth free
+ * that movable allocations could not use and regionpm could not park.
+ */
+#define ZP_MAX_ZONES	8
+
+struct zone_prot {
+	int node, idx;
+	char name[16];
+	int64_t managed, prot[ZP_MAX_ZONES];
+};
+
+/* Every zone of /proc/zoneinfo, populated or not, in index order per node. */
+static int read_zone_prot(struct zone_prot *z, int max)
+{
+	char line[512], name[16];
+	int n = 0, node = -1, cur, i;
+	FILE *f = fopen("/proc/zoneinfo", "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " ");
+		long long v;
+
+		if (sscanf(line, "Node %d, zone %15s", &cur, name) == 2) {
+			if (n == max)
+				break;
+			z[n] = (struct zone_prot){
+				.node = cur, .idx = n && cur == node ? z[n - 1].idx + 1 : 0,
+			};
+			snprintf(z[n].name, sizeof(z[n].name), "%s", name);
+			node = cur;
+			n++;
+			continue;
+		}
+		if (!n)
+			continue;
+		if (!strncmp(s, "managed ", 8) && sscanf(s, "managed %lld", &v) == 1) {
+			z[n - 1].managed = v;
+		} else if (!strncmp(s, "protection: (", 13)) {
+			char *p = s + 13;
+
+			for (i = 0; i < ZP_MAX_ZONES && *p && *p != ')'; i++) {
+				z[n - 1].prot[i] = strtoll(p, &p, 10);
+				p += strspn(p, ", ");
+			}
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+static int read_lowmem_ratios(int64_t *ratio, int max)
+{
+	char buf[256], *p = buf, *end;
+	int n = 0;
+
+	if (read_text("/proc/sys/vm/lowmem_reserve_ratio", buf, sizeof(buf)) < 0)
+		return -1;
+	while (n < max) {
+		long long v = strtoll(p, &end, 10);
+
+		if (end == p)
+			break;
+		ratio[n++] = v;
+		p = end;
+	}
+	return n;
+}
+
+/*
+ * Zones whose protection differs from what setup_per_zone_lowmem_reserve()
+ * computes from today's managed pages; logged when @log.
+ */
+static int prot_mismatches(struct __test_metadata *_metadata, const struct zone_prot *z,
+			   int n, const int64_t *ratio, int nratio, bool log)
+{
+	int bad = 0, i, j;
+
+	for (i = 0; i < n; i++) {
+		int64_t r = z[i].idx < nratio ? ratio[z[i].idx] : 0, upper = 0;
+		bool clear = r < 1 || !z[i].managed;
+
+		for (j = i + 1; j < n && z[j].node == z[i].node; j++) {
+			int64_t want;
+
+			if (z[j].idx >= ZP_MAX_ZONES)
+				break;
+			upper += z[j].managed;
+			want = clear ? 0 : upper / r;
+			if (z[i].prot[z[j].idx] == want)
+				continue;
+			bad++;
+			if (log)
+				TH_LOG("node %d %s: protection against %s is %" PRId64
+				       ", the managed pages above (%" PRId64 ") over %" PRId64
+				       " give %" PRId64, z[i].node, z[i].name, z[j].name,
+				       z[i].prot[z[j].idx], upper, r, want);
+		}
+	}
+	return bad;
+}
+
+/* Poll until the reserves agree with the managed pages (a work item sets them). */
+static int wait_prot_agrees(struct __test_metadata *_metadata, struct zone_prot *z,
+			    int *nz, const int64_t *ratio, int nratio)
+{
+	uint64_t deadline = now_ms() + 5000;
+	int bad;
+
+	do {
+		*nz = read_zone_prot(z, 64);
+		bad = *nz < 0 ? -1 : prot_mismatches(_metadata, z, *nz, ratio, nratio, false);
+		if (!bad)
+			return 0;
+		sleep_ms(50);
+	} while (now_ms() < deadline);
+	if (*nz > 0)
+		prot_mismatches(_metadata, z, *nz, ratio, nratio, true);
+	return bad;
+}
+
+TEST_F_TIMEOUT(regionpm, park_updates_lowmem_reserve, 300)
+{
+	struct zone_prot before[64], parked[64], after[64];
+	struct rpm_compact_res res;
+	struct rpm_ack ack;
+	int64_t ratio[ZP_MAX_ZONES];
+	uint32_t ids[8], id;
+	int n, nb, np, na, nratio, i, idx, err, lowered = 0, below = 0;
+
+	nratio = read_lowmem_ratios(ratio, ZP_MAX_ZONES);
+	ASSERT_LT(0, nratio) TH_LOG("cannot read /proc/sys/vm/lowmem_reserve_ratio");
+	n = empty_regions(_metadata, self, ids, ARRAY_SIZE(ids));
+	if (!n)
+		SKIP(return, "needs a completely free region to park");
+	nb = read_zone_prot(before, ARRAY_SIZE(before));
+	ASSERT_LT(0, nb);
+
+	idx = park_first(_metadata, &self->rpm, ids, n, &res);
+	ASSERT_LE(0, idx) TH_LOG("none of %d free regions could be parked", n);
+	id = ids[idx];
+	EXPECT_EQ(0, wait_prot_agrees(_metadata, parked, &np, ratio, nratio))
+		TH_LOG("with region %u parked the lowmem reserves kept old values", id);
+	ASSERT_EQ(nb, np);
+	/*
+	 * Not vacuous: the parked zone lost managed pages, and every zone
+	 * below it with a ratio protects itself less.
+	 */
+	for (i = 0; i < np; i++) {
+		int j;
+
+		if (parked[i].managed >= before[i].managed)
+			continue;
+		for (j = 0; j < i; j++) {
+			if (parked[j].node != parked[i].node || !parked[j].managed ||
+			    parked[j].idx >= nratio || ratio[parked[j].idx] < 1 ||
+			    (before[i].managed - parked[i].managed) < ratio[parked[j].idx])
+				continue;
+			below++;
+			if (parked[j].prot[parked[i].idx] < before[j].prot[parked[i].idx])
+				lowered++;
+			TH_LOG("node %d %s against %s: %" PRId64 " -> %" PRId64 " pages",
+			       parked[j].node, parked[j].name, parked[i].name,
+			       before[j].prot[parked[i].idx], parked[j].prot[parked[i].idx]);
+		}
+	}
+	EXPECT_EQ(below, lowered) TH_LOG("a zone below the parked memory kept its protection");
+
+	err = rpm_unpark(&self->rpm, id, &ack);
+	ASSERT_EQ(0, err) TH_LOG("unpark %u: %s \"%s\"", id, strerror(-err), ack.msg);
+	if (!below)
+		SKIP(return, "no zone with a lowmem_reserve_ratio below region %u's zone", id);
+	EXPECT_EQ(0, wait_prot_agrees(_metadata, after, &na, ratio, nratio))
+		TH_LOG("after unparking region %u the lowmem reserves kept the parked values", id);
+}
+
 /* ZONE_DMA is never held; holds count against max_parked_pct. */
 TEST_F(regionpm, hold_refusals)
 {
