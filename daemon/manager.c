@@ -1111,6 +1111,12 @@ int manager_pass(struct manager *m)
 	if (m->exiting)
 		return 0;
 	m->passes++;
+	/*
+	 * A pass that fails before the policy decides must not leave the
+	 * last plan's recheck time behind: once past, next_pass_usec()
+	 * would retry every millisecond.
+	 */
+	m->pstate.plan.recheck_at = 0;
 	r = manager_dump(m);
 	if (r < 0)
 		return r;

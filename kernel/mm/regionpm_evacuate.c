@@ -149,8 +149,15 @@ static LIST_HEAD(parked_regions);
  */
 static void wmark_workfn(struct work_struct *work)
 {
+	/*
+	 * Memory online and offline recompute both under mem_hotplug_lock
+	 * (init_per_zone_wmark_min()); not at the same time as they do, or
+	 * two sums of totalreserve_pages interleave.
+	 */
+	get_online_mems();
 	setup_per_zone_wmarks();
 	setup_per_zone_lowmem_reserve();
+	put_online_mems();
 }
 
 static DECLARE_WORK(wmark_work, wmark_workfn);

@@ -5886,7 +5886,7 @@ static int prot_mismatches(struct __test_metadata *_metadata, const struct zone_
 static int wait_prot_agrees(struct __test_metadata *_metadata, struct zone_prot *z,
 			    int *nz, const int64_t *ratio, int nratio)
 {
-	uint64_t deadline = now_ms() + 5000;
+	uint64_t deadline = now_ms() + 10000;
 	int bad;
 
 	do {
