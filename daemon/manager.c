@@ -1178,19 +1178,22 @@ int manager_pass(struct manager *m)
 	for (size_t i = 0; i < n && !m->exiting; i++)
 		execute(m, &acts[i], sys.now);
 	m->idle_passes = n ? 0 : m->idle_passes + 1;
-	if (m->pstate.plan.converged && !m->converged)
+	if (m->pstate.plan.converged && !m->converged) {
+		usec_t_ at = m->pstate.plan.recheck_at;
+		char when[64];
+
+		if (at)
+			snprintf(when, sizeof(when), "in %.1f s (a back-off or the cache room ends)",
+				 at > sys.now ? (at - sys.now) / 1e6 : 0.0);
+		else
+			snprintf(when, sizeof(when), "within IdleIntervalSec=%u",
+				 m->config.idle_interval_sec);
 		log_info("plan reached: %u regions kept (%u for max_parked_pct, %u for the "
 			 "pages of the zones below ZONE_MOVABLE), %u parked; "
-			 "next pass on an event, at %" PRIu64 " free pages, %s%.1f s%s",
+			 "next pass on an event, at %" PRIu64 " free pages, or %s",
 			 m->pstate.plan.keep, m->pstate.plan.capped, m->pstate.plan.low_kept,
-			 m->pstate.plan.parked, m->pstate.plan.wake_free_pages,
-			 m->pstate.plan.recheck_at ? "or in " : "or within ",
-			 m->pstate.plan.recheck_at ?
-			 (m->pstate.plan.recheck_at > sys.now ?
-			  (m->pstate.plan.recheck_at - sys.now) / 1e6 : 0.0) :
-			 (double)m->config.idle_interval_sec,
-			 m->pstate.plan.recheck_at ? " (a back-off or the evicted cache's room ends)" :
-			 " (IdleIntervalSec=)");
+			 m->pstate.plan.parked, m->pstate.plan.wake_free_pages, when);
+	}
 	m->converged = m->pstate.plan.converged;
 	arm_reclaim_watch(m);
 	if (n)
