@@ -45,6 +45,7 @@ enum key_type {
 	KEY_USEC,	/* time span in an unsigned, microseconds; bare number: us */
 	KEY_PROM_PATH,	/* absolute path of a *.prom file in a char *; empty: none */
 	KEY_BACKEND,	/* auto | netlink | stock, in an unsigned */
+	KEY_HEADROOM,	/* "auto" (RPM_HEADROOM_AUTO) or a number in [min, max], in an unsigned */
 };
 
 struct key {
@@ -81,8 +82,8 @@ static const struct key keys[] = {
 	{ K("Pressure", "StallUSec"), KEY_USEC, OFF(psi_stall_usec), 1, 10000000 },
 	{ K("Pressure", "WindowUSec"), KEY_USEC, OFF(psi_window_usec), 500000, 10000000 },
 
-	/* Keeping more than 90 % free would leave nothing to park. */
-	{ K("Policy", "HeadroomPercent"), KEY_UINT, POL(headroom_percent), 0, 90 },
+	/* auto: a share that shrinks with the machine; more than 90 % would leave nothing to park. */
+	{ K("Policy", "HeadroomPercent"), KEY_HEADROOM, POL(headroom_percent), 0, 90 },
 	/* Park above headroom + this; a gap of half the memory would never park. */
 	{ K("Policy", "HysteresisPercent"), KEY_UINT, POL(hysteresis_percent), 0, 50 },
 	/* 0 turns the reclaim signal off (PSI and the headroom still unpark). */
@@ -473,6 +474,25 @@ static int apply(struct rpm_config *c, const struct key *k, const char *value,
 		}
 		*(bool *)field = b;
 		return 0;
+	case KEY_HEADROOM:
+		if (!strcmp(value, "auto")) {
+			*(unsigned *)field = RPM_HEADROOM_AUTO;
+			return 0;
+		}
+		r = parse_u64_str(value, &u);
+		if (r == -EINVAL) {
+			snprintf(err, errlen, "invalid value \"%s\" for %s= (want auto or a number)",
+				 value, k->name);
+			return r;
+		}
+		if (r < 0 || u < k->min || u > k->max) {
+			snprintf(err, errlen, "%s=%s out of range [%llu, %llu] (or auto)",
+				 k->name, value, (unsigned long long)k->min,
+				 (unsigned long long)k->max);
+			return -ERANGE;
+		}
+		*(unsigned *)field = (unsigned)u;
+		return 0;
 	case KEY_UINT:
 	case KEY_U64:
 	case KEY_PERCENT:
@@ -678,6 +698,13 @@ int conf_get(const struct rpm_config *c, const char *key, char *buf, size_t len)
 	case KEY_BACKEND:
 		n = snprintf(buf, len, "%s", conf_backend_name(*(const unsigned *)field));
 		break;
+	case KEY_HEADROOM: {
+		unsigned v = *(const unsigned *)field;
+
+		n = v == RPM_HEADROOM_AUTO ? snprintf(buf, len, "auto") :
+					     snprintf(buf, len, "%u", v);
+		break;
+	}
 	case KEY_PROM_PATH: {
 		const char *v = *(char *const *)field;
 

@@ -526,7 +526,8 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 
 /*
  * The headroom as the policy counts it (a share of MemTotal plus what is
- * parked), and MemAvailable, in pages.
+ * parked, on a sliding scale for HeadroomPercent=auto), and MemAvailable,
+ * in pages.
  */
 static int headroom_now(struct manager *m, uint64_t *headroom, uint64_t *avail)
 {
@@ -535,7 +536,8 @@ static int headroom_now(struct manager *m, uint64_t *headroom, uint64_t *avail)
 
 	if (r < 0)
 		return r;
-	*headroom = policy_headroom_pages(&m->config.policy, total, m->regions, m->n_regions);
+	*headroom = policy_headroom_pages(&m->config.policy, total, m->page_size,
+					  m->regions, m->n_regions);
 	return 0;
 }
 
@@ -1439,6 +1441,33 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 	return 0;
 }
 
+/*
+ * What HeadroomPercent= and HysteresisPercent= come to on this machine:
+ * with auto the share is not a round number, and an operator reading
+ * "10" in the defaults should see what is kept.
+ */
+static void log_headroom(struct manager *m)
+{
+	const struct rpm_policy_config *cfg = &m->config.policy;
+	uint64_t total, avail, free_pages, all, headroom, base;
+	double mib = (double)m->page_size / (1 << 20);
+
+	if (!m->backend || manager_read_meminfo(m->root, m->page_size, &total, &avail,
+						&free_pages) < 0)
+		return;
+	headroom = policy_headroom_pages(cfg, total, m->page_size, m->regions, m->n_regions);
+	all = total;
+	for (size_t i = 0; i < m->n_regions; i++)
+		if (m->regions[i].state == RPM_REGION_PARKED)
+			all += m->regions[i].parked_pages;
+	base = policy_headroom_base(cfg, all, m->page_size);
+	log_info("headroom%s: MemAvailable kept at %.0f MiB or more (%.1f %% of %.0f MiB), "
+		 "parking only above %.0f MiB", cfg->headroom_percent == RPM_HEADROOM_AUTO ?
+		 " (auto)" : "", (double)headroom * mib,
+		 all ? 100.0 * (double)headroom / (double)all : 0.0, (double)all * mib,
+		 ((double)headroom + (double)base * cfg->hysteresis_percent / 100) * mib);
+}
+
 void manager_config_changed(struct manager *m, const char *key)
 {
 	bool all = !key;
@@ -1452,6 +1481,8 @@ void manager_config_changed(struct manager *m, const char *key)
 	if (m->pass_timer && (all || strstr(key, "IntervalSec")))
 		sd_event_source_set_time_relative(m->pass_timer,
 						  (uint64_t)m->config.interval_sec * 1000000);
+	if (all || strstr(key, "HeadroomPercent") || strstr(key, "HysteresisPercent"))
+		log_headroom(m);
 }
 
 /* ---- life cycle ----------------------------------------------------------- */
@@ -1519,6 +1550,7 @@ int manager_start(struct manager *m)
 		  m->n_regions, m->info.bias ? "on" : "off", m->backend->ops->owner(m->backend),
 		  m->hold_supported ? ", holds" : "");
 	resolve_protected(m);
+	log_headroom(m);
 
 	/* The stock backend has no events: the decision timer alone drives it. */
 	if (m->backend->ops->event_fd(m->backend) >= 0) {

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <limits.h>
 
 #include "reclaim-rate.h"
 #include "region.h"
@@ -19,7 +20,16 @@
  * Defaults of the tunables below, shared by conf_defaults() and
  * policy_config_defaults() so that the config file and a bare policy agree.
  */
-#define RPM_DEF_HEADROOM_PERCENT	10	/* of MemTotal, like the kernel's bias_headroom_pct */
+/*
+ * HeadroomPercent=auto (the default): RPM_AUTO_HEADROOM_PERCENT and
+ * HysteresisPercent= of memory counted on a sliding scale, see
+ * policy_headroom_base().  A number: that share of all memory.
+ */
+#define RPM_HEADROOM_AUTO		UINT_MAX
+#define RPM_DEF_HEADROOM_PERCENT	RPM_HEADROOM_AUTO
+#define RPM_AUTO_HEADROOM_PERCENT	10	/* like the kernel's bias_headroom_pct */
+#define RPM_AUTO_FULL_BYTES		(2ULL << 30)	/* counted in full up to here */
+#define RPM_AUTO_HALF_BYTES		(16ULL << 30)	/* half up to here, a fifth above */
 #define RPM_DEF_PSI_SOME_AVG10_MAX	1000	/* 10.00 %: memory stalls are felt */
 #define RPM_DEF_PSI_FULL_AVG10_MAX	200	/* 2.00 %: everything stalled, worse */
 #define RPM_DEF_BUDGET_PAGES_PER_SEC	32768	/* 128 MiB/s of 4 KiB pages */
@@ -42,7 +52,7 @@
 
 /* Tunables; every one is a config key (see conf.h / regionpmd.conf(5)). */
 struct rpm_policy_config {
-	unsigned headroom_percent;	/* keep MemAvailable >= this % of MemTotal after parking */
+	unsigned headroom_percent;	/* keep MemAvailable >= this % of all memory; RPM_HEADROOM_AUTO */
 	unsigned psi_some_avg10_max;	/* PSI some avg10 (percent*100) above which we stop and unpark */
 	unsigned psi_full_avg10_max;
 	uint64_t budget_pages_per_sec;	/* max pages migrated+dropped per second */
@@ -337,11 +347,20 @@ void policy_note_refill(const struct rpm_policy_config *cfg,
 			usec_t_ now);
 
 /*
- * The headroom in pages: HeadroomPercent= of all memory, MemTotal
+ * The memory HeadroomPercent= and HysteresisPercent= are shares of, in
+ * pages of @page_size bytes, for @all_pages of memory: all of it for a
+ * number; for auto, the first 2 GiB in full, half of the memory from 2 to
+ * 16 GiB and a fifth of the rest.
+ */
+uint64_t policy_headroom_base(const struct rpm_policy_config *cfg, uint64_t all_pages,
+			      uint64_t page_size);
+
+/*
+ * The headroom in pages: its share of all memory, MemTotal
  * (@mem_total_pages) plus what is parked, so that parking cannot shrink it.
  */
 uint64_t policy_headroom_pages(const struct rpm_policy_config *cfg, uint64_t mem_total_pages,
-			       const struct rpm_region *regions, size_t n);
+			       uint64_t page_size, const struct rpm_region *regions, size_t n);
 
 /* After a SCAN: a region found pinned again is rescanned less often. */
 void policy_note_scan(struct rpm_region *r);

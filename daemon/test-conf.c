@@ -111,7 +111,7 @@ static const struct {
 	{ "Pressure.FullAvg10MaxPercent", "2.00" },
 	{ "Pressure.StallUSec", "100000" },
 	{ "Pressure.WindowUSec", "1000000" },
-	{ "Policy.HeadroomPercent", "10" },
+	{ "Policy.HeadroomPercent", "auto" },
 	{ "Policy.HysteresisPercent", "3" },
 	{ "Policy.ReclaimUnparkPagesPerSec", "1024" },
 	{ "Policy.CacheHistorySec", "600" },
@@ -620,9 +620,25 @@ static void test_set_and_get(void **state)
 	assert_int_equal(conf_set(&c, "HeadroomPercent", "", err, sizeof(err)), -EINVAL);
 	assert_int_equal(conf_set(&c, "HeadroomPercent", "91", err, sizeof(err)), -ERANGE);
 	assert_non_null(strstr(err, "out of range [0, 90]"));
+	assert_int_equal(conf_set(&c, "HeadroomPercent", "Auto", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "want auto or a number"));
+	assert_int_equal(conf_set(&c, "HeadroomPercent", "auto ", err, sizeof(err)), -EINVAL);
+	assert_int_equal(conf_set(&c, "HeadroomPercent", "autox", err, sizeof(err)), -EINVAL);
+	/* Stored as UINT_MAX, but only the word sets it. */
+	assert_int_equal(conf_set(&c, "HeadroomPercent", "4294967295", err, sizeof(err)), -ERANGE);
 	assert_int_equal(conf_set(&c, "HeadroomPercent", "18446744073709551616", err, sizeof(err)), -ERANGE);
 	assert_int_equal(conf_set(&c, "IntervalSec", "4294967297", err, sizeof(err)), -ERANGE);
 	assert_int_equal(c.policy.headroom_percent, 21);
+	assert_int_equal(conf_get(&c, "HeadroomPercent", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "21");
+	/* auto and back: the sliding scale, then a flat share again. */
+	assert_int_equal(conf_set(&c, "HeadroomPercent", "auto", err, sizeof(err)), 0);
+	assert_int_equal(c.policy.headroom_percent, RPM_HEADROOM_AUTO);
+	assert_int_equal(conf_get(&c, "Policy.HeadroomPercent", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "auto");
+	assert_int_equal(conf_set(&c, "HeadroomPercent", "0", err, sizeof(err)), 0);
+	assert_int_equal(c.policy.headroom_percent, 0);
+	assert_int_equal(conf_set(&c, "HeadroomPercent", "21", err, sizeof(err)), 0);
 	assert_int_equal(conf_set(&c, "Park", "perhaps", err, sizeof(err)), -EINVAL);
 	assert_true(c.policy.park);
 	assert_int_equal(conf_set(&c, "RegionSavingMilliwatt", "inf", err, sizeof(err)), -EINVAL);

@@ -325,6 +325,73 @@ static void test_park_respects_headroom(void **state)
 }
 
 /*
+ * HeadroomPercent=auto counts the first 2 GiB in full, the next 14 GiB by
+ * half and the rest by a fifth; a number counts all of it.
+ */
+static void test_headroom_base_sliding(void **state)
+{
+	struct rpm_policy_config cfg;
+	const uint64_t gib = 262144;	/* 4 KiB pages */
+
+	(void)state;
+	policy_config_defaults(&cfg);
+	assert_int_equal(cfg.headroom_percent, RPM_HEADROOM_AUTO);
+	assert_int_equal(policy_headroom_base(&cfg, gib, 4096), gib);
+	assert_int_equal(policy_headroom_base(&cfg, 2 * gib, 4096), 2 * gib);
+	assert_int_equal(policy_headroom_base(&cfg, 2 * gib + 2, 4096), 2 * gib + 1);
+	assert_int_equal(policy_headroom_base(&cfg, 8 * gib, 4096), 5 * gib);
+	assert_int_equal(policy_headroom_base(&cfg, 16 * gib, 4096), 9 * gib);
+	assert_int_equal(policy_headroom_base(&cfg, 66 * gib, 4096), 19 * gib);
+	/* Bytes decide, not pages: 8 GiB of 64 KiB pages, and no page size. */
+	assert_int_equal(policy_headroom_base(&cfg, 8 * gib / 16, 65536), 5 * gib / 16);
+	assert_int_equal(policy_headroom_base(&cfg, 8 * gib, 0), 5 * gib);
+	/* No overflow at the top of the range. */
+	assert_true(policy_headroom_base(&cfg, UINT64_MAX / 4096, 4096) < UINT64_MAX / 4096 / 4);
+	/* The headroom in pages: 10 % of the base, parked memory counted. */
+	assert_int_equal(policy_headroom_pages(&cfg, 8 * gib, 4096, NULL, 0), 5 * gib / 10);
+
+	cfg.headroom_percent = 10;
+	assert_int_equal(policy_headroom_base(&cfg, 8 * gib, 4096), 8 * gib);
+	assert_int_equal(policy_headroom_pages(&cfg, 8 * gib, 4096, NULL, 0),
+		       8 * gib / 10);
+}
+
+/*
+ * The same world as a machine of 8 GiB (pages of 32 KiB): the whole of
+ * its memory is anonymous, so the headroom must be free pages.  A flat
+ * 10 % + 3 % of 8 GiB keeps more than a region free and parks one of the
+ * two empty regions; auto keeps 13 % of 5 GiB and parks both.  Below
+ * 2 GiB auto and the flat 10 % are the same.
+ */
+static void test_park_headroom_auto_large(void **state)
+{
+	struct world w;
+
+	(void)state;
+	for (int flat = 0; flat < 2; flat++) {
+		world_init(&w);
+		w.sys.page_size = 32768;
+		if (flat)
+			w.cfg.headroom_percent = 10;
+		for (uint32_t i = 2; i < 6; i++)
+			set_used(&w, i, RP, 0);
+		w.reclaimable = 0;
+		decide(&w);
+		assert_int_equal(count_parks(&w), flat ? 1 : 2);
+	}
+	for (int flat = 0; flat < 2; flat++) {
+		world_init(&w);		/* 1 GiB: the scale does not apply */
+		if (flat)
+			w.cfg.headroom_percent = 10;
+		for (uint32_t i = 2; i < 6; i++)
+			set_used(&w, i, RP, 0);
+		w.reclaimable = 0;
+		decide(&w);
+		assert_int_equal(count_parks(&w), 1);
+	}
+}
+
+/*
  * Hysteresis: a region parked just above the park limit is not given
  * back when MemAvailable then wobbles below that limit, only below the
  * headroom itself.
@@ -2665,6 +2732,8 @@ int main(void)
 		cmocka_unit_test(test_no_room_for_actions),
 		cmocka_unit_test(test_parks_empty_highest_first),
 		cmocka_unit_test(test_park_respects_headroom),
+		cmocka_unit_test(test_headroom_base_sliding),
+		cmocka_unit_test(test_park_headroom_auto_large),
 		cmocka_unit_test(test_never_parks_under_pressure),
 		cmocka_unit_test(test_unparks_on_pressure),
 		cmocka_unit_test(test_unparks_below_headroom_order),
