@@ -21,12 +21,12 @@
  * policy_config_defaults() so that the config file and a bare policy agree.
  */
 /*
- * HeadroomPercent=auto (the default): RPM_AUTO_HEADROOM_PERCENT and
- * HysteresisPercent= of memory counted on a sliding scale, see
- * policy_headroom_base().  A number: that share of all memory.
+ * HeadroomPercent=auto: RPM_AUTO_HEADROOM_PERCENT and HysteresisPercent=
+ * of memory counted on a sliding scale, see policy_headroom_base().  A
+ * number (the default): that share of all memory.
  */
 #define RPM_HEADROOM_AUTO		UINT_MAX
-#define RPM_DEF_HEADROOM_PERCENT	RPM_HEADROOM_AUTO
+#define RPM_DEF_HEADROOM_PERCENT	10	/* of all memory, like the kernel's bias_headroom_pct */
 #define RPM_AUTO_HEADROOM_PERCENT	10	/* like the kernel's bias_headroom_pct */
 #define RPM_AUTO_FULL_BYTES		(2ULL << 30)	/* counted in full up to here */
 #define RPM_AUTO_HALF_BYTES		(16ULL << 30)	/* half up to here, a fifth above */

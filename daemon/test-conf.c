@@ -111,7 +111,7 @@ static const struct {
 	{ "Pressure.FullAvg10MaxPercent", "2.00" },
 	{ "Pressure.StallUSec", "100000" },
 	{ "Pressure.WindowUSec", "1000000" },
-	{ "Policy.HeadroomPercent", "auto" },
+	{ "Policy.HeadroomPercent", "10" },
 	{ "Policy.HysteresisPercent", "3" },
 	{ "Policy.ReclaimUnparkPagesPerSec", "1024" },
 	{ "Policy.CacheHistorySec", "600" },

@@ -335,7 +335,9 @@ static void test_headroom_base_sliding(void **state)
 
 	(void)state;
 	policy_config_defaults(&cfg);
-	assert_int_equal(cfg.headroom_percent, RPM_HEADROOM_AUTO);
+	assert_int_equal(cfg.headroom_percent, 10);	/* the default is flat */
+	assert_int_equal(policy_headroom_base(&cfg, 8 * gib, 4096), 8 * gib);
+	cfg.headroom_percent = RPM_HEADROOM_AUTO;
 	assert_int_equal(policy_headroom_base(&cfg, gib, 4096), gib);
 	assert_int_equal(policy_headroom_base(&cfg, 2 * gib, 4096), 2 * gib);
 	assert_int_equal(policy_headroom_base(&cfg, 2 * gib + 2, 4096), 2 * gib + 1);
@@ -371,8 +373,7 @@ static void test_park_headroom_auto_large(void **state)
 	for (int flat = 0; flat < 2; flat++) {
 		world_init(&w);
 		w.sys.page_size = 32768;
-		if (flat)
-			w.cfg.headroom_percent = 10;
+		w.cfg.headroom_percent = flat ? 10 : RPM_HEADROOM_AUTO;
 		for (uint32_t i = 2; i < 6; i++)
 			set_used(&w, i, RP, 0);
 		w.reclaimable = 0;
@@ -381,8 +382,7 @@ static void test_park_headroom_auto_large(void **state)
 	}
 	for (int flat = 0; flat < 2; flat++) {
 		world_init(&w);		/* 1 GiB: the scale does not apply */
-		if (flat)
-			w.cfg.headroom_percent = 10;
+		w.cfg.headroom_percent = flat ? 10 : RPM_HEADROOM_AUTO;
 		for (uint32_t i = 2; i < 6; i++)
 			set_used(&w, i, RP, 0);
 		w.reclaimable = 0;

@@ -214,7 +214,7 @@ tap_check "PowerDownFraction $pdf in [0,1], ModelledPowerMilliwatt $mw plausible
 	awk -v f="$pdf" -v p="$mw" -v n="$count" -v s="$region_size" \
 	'BEGIN { g = n * s / 2^30; exit !(f >= 0 && f <= 1 && p >= 35.9 * g && p <= 62.8 * g * 1.001) }'
 tap_check "Policy has Policy.HeadroomPercent and the config override Policy.Park=no" \
-	bash -c "busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.HeadroomPercent\" \"auto\"' &&
+	bash -c "busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.HeadroomPercent\" \"10\"' &&
 		 busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.Park\" \"no\"'"
 
 # ---- read-only methods --------------------------------------------------------
@@ -314,6 +314,8 @@ tap_check "SetPolicy Policy.HeadroomPercent 20" call SetPolicy ss Policy.Headroo
 tap_check "PolicyChanged(Policy.HeadroomPercent, 20) signal" saw_signal PolicyChanged 'string "20"'
 tap_check "Policy shows the override" \
 	bash -c "busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.HeadroomPercent\" \"20\"'"
+tap_check "SetPolicy Policy.HeadroomPercent auto (the sliding scale)" call SetPolicy ss Policy.HeadroomPercent auto
+tap_check "PolicyChanged(Policy.HeadroomPercent, auto) signal" saw_signal PolicyChanged 'string "auto"'
 # Keys that need something re-armed take effect at once, not at a reload.
 psi_rearmed() {
 	call SetPolicy ss Pressure.WindowUSec 2000000 && call SetPolicy ss StallUSec 150000 || return 1
@@ -358,10 +360,10 @@ tap_check "PropertiesChanged for State" saw_signal PropertiesChanged '"State"'
 tap_check "Vacate while paused fails with Paused" error_is org.regionpm1.Error.Paused Vacate uint32:0
 tap_check "Resume: State running" bash -c "busctl --address='$ADDR' call org.regionpm1 /org/regionpm1 $IFACE Resume &&
 	[ \"\$(busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE State)\" = 's \"running\"' ]"
-tap_check "Reload forgets the override (PolicyChanged back to auto)" \
+tap_check "Reload forgets the override (PolicyChanged back to 10)" \
 	bash -c "busctl --address='$ADDR' call org.regionpm1 /org/regionpm1 $IFACE Reload &&
-		 busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.HeadroomPercent\" \"auto\"'"
-tap_check "PolicyChanged(Policy.HeadroomPercent, auto) signal" saw_signal PolicyChanged 'string "auto"'
+		 busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.HeadroomPercent\" \"10\"'"
+tap_check "PolicyChanged(Policy.HeadroomPercent, 10) signal" saw_signal PolicyChanged 'string "10"'
 printf "$conf_head"'[Policy]\nPark=no\nMaxPagesToVacate=0\nHeadroomPercent=15\n' > "$work/regionpmd.conf"
 kill -HUP "$daemon_pid"
 tap_check "SIGHUP: PolicyChanged(Policy.HeadroomPercent, 15)" saw_signal PolicyChanged 'string "15"'

@@ -194,6 +194,18 @@ grep -E 'compacted|parked|refused|failed|warning' "$log" | head -20 | sed 's/^/#
 tap_check "regionpmd is running" kill -0 "$daemon_pid"
 tap_check "regionpmd parked regions (MemTotal $mem_total0 -> $mem_parked kB)" test "$mem_parked" -lt "$mem_total0"
 tap_check "the allocation bias is on" test "$(bias)" = Y -o "$(bias)" = 1
+# The default HeadroomPercent=10: 10 % of all memory, as the log line's
+# own memory size gives it (auto's sliding scale is a unit test: these
+# guests are too small for it to differ).
+headroom_logged() {
+	local line
+	line=$(grep -m1 'headroom: MemAvailable kept at' "$log") || return 1
+	echo "$line"
+	awk '{ for (i = 1; i <= NF; i++) { if ($i == "at") h = $(i + 1); if ($i == "of") m = $(i + 1) } }
+	     END { printf "# headroom %s MiB of %s MiB, expected %.0f\n", h, m, m / 10
+		   exit !(m > 0 && h - m / 10 <= 1 && m / 10 - h <= 1) }' <<< "$line"
+}
+tap_check "regionpmd logs its headroom (10 % of all memory)" headroom_logged
 refused_once() { # regex
 	local again
 	again=$(grep -E "refused: .*$1" "$log" | awk '{ sub(/^<[0-7]>/, "") } { n[$2]++ }
