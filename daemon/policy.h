@@ -198,9 +198,14 @@ struct rpm_policy_state {
 
 	/* A parked region was taken back by the shrinker or OOM notifier. */
 	bool pressure_pending;
-	/* Give-backs in a row, each within RPM_POLICY_GROWTH_WINDOW_SEC. */
+	/*
+	 * Give-backs in a row, each within RPM_POLICY_GROWTH_WINDOW_SEC of
+	 * the last and after at least half of it was used; the last one gave
+	 * giveback_pages, leaving MemFree at giveback_free.
+	 */
 	unsigned giveback_streak;
 	usec_t_ last_giveback;
+	uint64_t giveback_pages, giveback_free;
 	/* Back-off parameters of the last pass, for the policy_note_*() calls. */
 	usec_t_ pingpong_window, pingpong_backoff;
 	/* vmstat of the previous pass, for rates */
@@ -228,6 +233,7 @@ struct rpm_policy_state {
 	uint64_t grow_base;
 	usec_t_ grow_base_when, grow_until;
 	uint64_t grow_rate;		/* pages/s, the fastest of this growth */
+	uint64_t grow_start;		/* page cache + anonymous pages when it began */
 	uint64_t grow_top;		/* the most anonymous memory in this growth */
 	uint64_t grow_top_steal;	/* pgsteal when it was reached */
 	/* The last plan, for status and metrics. */

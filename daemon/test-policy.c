@@ -1970,9 +1970,10 @@ static void test_growth_floor_within_headroom(void **state)
 /*
  * Memory in use that grows fast (a database fill at 8 GiB: 16,000 pages a
  * second) would eat two free regions before the next pass: the floor is
- * what it grows in RPM_POLICY_GROW_LEAD_SEC, at most half of memory, and
- * that much comes back at once; the manager's low mark follows it.  The
- * rate is forgotten when the growth ends.
+ * what it grows in RPM_POLICY_GROW_LEAD_SEC, at most half of memory and
+ * at most what it grew since it began, and that much comes back at once;
+ * the manager's low mark follows it.  The rate is forgotten when the
+ * growth ends.
  */
 static void test_fast_growth_unparks_its_lead(void **state)
 {
@@ -1995,11 +1996,22 @@ static void test_fast_growth_unparks_its_lead(void **state)
 	w.sys.file_pages = 1000 + 3 * RP / 4;
 	decide(&w);
 	assert_int_equal(w.st.grow_rate, 3 * RP / 4);
+	assert_int_equal(w.st.grow_start, 1000);
 	/*
-	 * 8 s of it is 6 regions, capped at half of memory (2.5 of 5 active),
-	 * and a region more: MemFree is 31,768, so 82,920 pages, three
-	 * regions, come back at once (one, before).
+	 * 8 s of it would be 6 regions (capped at half of memory, 2.5 of 5
+	 * active), but it grew by 3/4 of a region so far: under the fixed
+	 * floor of two regions, so one region comes back, as for a slow one.
 	 */
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	assert_int_equal(count_parks(&w), 0);
+	/*
+	 * It goes on at that rate: two seconds later it grew by 2.25
+	 * regions, that is the lead (73,728 pages), and with a region more
+	 * (MemFree 31,768) three regions come back at once.
+	 */
+	w.sys.now += 2 * SEC;
+	w.sys.file_pages += 3 * RP / 2;
+	decide(&w);
 	assert_int_equal(count(&w, RPM_ACT_UNPARK), 3);
 	assert_true(has(&w, RPM_ACT_UNPARK, 5));
 	assert_true(has(&w, RPM_ACT_UNPARK, 6));
@@ -2018,17 +2030,23 @@ static void test_fast_growth_unparks_its_lead(void **state)
 	w.sys.file_pages = 1000 + RP;		/* 8,192 pages/s */
 	decide(&w);
 	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
-	assert_int_equal(w.st.low_free_pages, 2 * RP);	/* 8 s of it: 2 regions */
+	/* 8 s of it are 2 regions, but it grew by one: the fixed floor. */
+	assert_int_equal(w.st.low_free_pages, 2 * RP);
 	w.sys.now += 2 * SEC;
 	w.sys.file_pages += 5 * RP / 8;		/* 10,240 pages/s */
 	decide(&w);
-	assert_int_equal(w.st.low_free_pages, 5 * RP / 2);
-	/* A slower burst in the same growth does not lower the floor. */
+	assert_int_equal(w.st.grow_rate, 5 * RP / 16);	/* 10,240 pages/s */
+	assert_int_equal(w.st.low_free_pages, 2 * RP);	/* grew by 1.625 regions */
+	/*
+	 * A slower burst in the same growth does not lower the rate; the lead
+	 * is what it grew since it began: 2.125 regions, under 8 s of the
+	 * fastest rate (2.5).
+	 */
 	w.sys.now += 8 * SEC;
 	w.sys.file_pages += RP / 2;		/* 2,048 pages/s over 8 s */
 	decide(&w);
 	assert_int_equal(w.st.grow_rate, 5 * RP / 16);
-	assert_int_equal(w.st.low_free_pages, 5 * RP / 2);
+	assert_int_equal(w.st.low_free_pages, 17 * RP / 8);
 	/* The growth ends: back to two regions. */
 	w.sys.now += (w.cfg.pressure_backoff_sec + 1) * SEC;
 	decide(&w);
@@ -2126,6 +2144,86 @@ static void test_reclaim_after_our_moves(void **state)
 	w.sys.pgsteal += 20000;
 	decide(&w);
 	assert_true(has(&w, RPM_ACT_UNPARK, 7));
+}
+
+/* The manager's part: regions given back are active and free again. */
+static void apply_unparks(struct world *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		struct rpm_region *r = &w->r[w->out[i].region];
+
+		if (w->out[i].kind != RPM_ACT_UNPARK || r->state != RPM_REGION_PARKED)
+			continue;
+		r->state = RPM_REGION_ACTIVE;
+		r->managed_pages = r->parked_pages;
+		r->parked_pages = 0;
+		r->free_pages = r->managed_pages;
+		r->detail.free = r->free_pages;
+		w->sys.mem_total_pages += r->managed_pages;
+	}
+}
+
+/*
+ * One burst raises several signals within seconds: the kernel's shrinker
+ * takes a region back, the reclaim watch counts the evictions, a PSI
+ * trigger fires.  Each is answered once; a pass that gives nothing (the
+ * kernel's own release was enough) is no give-back, and one whose memory
+ * stayed free does not double the next (vmhost at 8 GiB: 2, 4 and 11
+ * regions for a growth of three).
+ */
+static void test_burst_signals_do_not_ramp(void **state)
+{
+	struct world w;
+	usec_t_ last;
+
+	(void)state;
+	world_init(&w);
+	for (uint32_t i = 3; i < NR; i++)
+		set_parked(&w, i, true, T0 - (20 - i) * SEC);
+	set_used(&w, 2, RP, 0);
+	w.sys.vmstat_valid = true;
+	w.sys.pgsteal = 1000;
+	decide(&w);			/* first sample: no rate yet */
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+	last = w.st.last_giveback;
+
+	/* The shrinker released a region, nothing else is short: no give-back. */
+	w.sys.now += SEC;
+	w.st.pressure_pending = true;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+	assert_int_equal(w.st.last_giveback, last);
+	assert_int_equal(w.st.giveback_streak, 0);
+
+	/* Then the evictions of that burst, seen with a second release. */
+	w.sys.now += SEC;
+	w.sys.pgsteal += 2407;
+	w.st.pressure_pending = true;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	apply_unparks(&w);
+	/* Counted there: the next pass does not give back for them again. */
+	w.sys.now += SEC / 5;
+	w.sys.pgsteal += 10;
+	w.st.paused_until = 0;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 0);
+
+	/* A PSI trigger: at least one region, not two (that memory is free). */
+	w.sys.now += SEC / 5;
+	w.sys.psi_event = true;
+	decide(&w);
+	w.sys.psi_event = false;
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	assert_int_equal(w.st.giveback_streak, 0);
+	apply_unparks(&w);
+
+	/* More evictions while the last region is still free: one region. */
+	w.sys.now += SEC;
+	w.sys.pgsteal += 5000;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	assert_int_equal(w.st.giveback_streak, 0);
 }
 
 /*
@@ -2751,6 +2849,7 @@ int main(void)
 		cmocka_unit_test(test_unpark_band),
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
+		cmocka_unit_test(test_burst_signals_do_not_ramp),
 		cmocka_unit_test(test_reclaim_watch_burst),
 		cmocka_unit_test(test_headroom_pause_ends_on_free),
 		cmocka_unit_test(test_reserved_region_not_spare),
