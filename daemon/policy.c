@@ -2011,11 +2011,15 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	evicted = reclaim_wants_memory(&p);
 	if (pressure || p.avail < p.headroom) {
 		uint64_t short_by = p.avail < p.headroom ? p.headroom - p.avail : 0;
+		uint64_t want = short_by > evicted ? short_by : evicted;
 
 		st->paused_until = sys->now + sec_to_usec(cfg->pressure_backoff_sec);
 		st->pause_for_headroom = !pressure;
 		note_top(&st->pause_top, &st->pause_top_steal, sys, true);
-		uint64_t need = growth_ramp(&p, short_by > evicted ? short_by : evicted);
+		/* PSI wants a region at least, and more if it goes on and the last one was used. */
+		if (psi && !want)
+			want = 1;
+		uint64_t need = growth_ramp(&p, want);
 
 		/*
 		 * Without a kernel that gives parked memory back, an allocation

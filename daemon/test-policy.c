@@ -2224,6 +2224,20 @@ static void test_burst_signals_do_not_ramp(void **state)
 	decide(&w);
 	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
 	assert_int_equal(w.st.giveback_streak, 0);
+
+	/*
+	 * PSI that goes on while what comes back is used at once (here: the
+	 * regions never show up free): one region, then two, then four.
+	 */
+	world_init(&w);
+	for (uint32_t i = 1; i < NR; i++)
+		set_parked(&w, i, true, T0 - (20 - i) * SEC);
+	for (unsigned k = 0; k < 3; k++) {
+		w.sys.now += SEC / 5;
+		w.sys.psi_event = true;
+		decide(&w);
+		assert_int_equal(count(&w, RPM_ACT_UNPARK), 1u << k);
+	}
 }
 
 /*
