@@ -1456,10 +1456,7 @@ static void log_headroom(struct manager *m)
 						&free_pages) < 0)
 		return;
 	headroom = policy_headroom_pages(cfg, total, m->page_size, m->regions, m->n_regions);
-	all = total;
-	for (size_t i = 0; i < m->n_regions; i++)
-		if (m->regions[i].state == RPM_REGION_PARKED)
-			all += m->regions[i].parked_pages;
+	all = policy_all_memory(total, m->regions, m->n_regions);
 	base = policy_headroom_base(cfg, all, m->page_size);
 	log_info("headroom%s: MemAvailable kept at %.0f MiB or more (%.1f %% of %.0f MiB), "
 		 "parking only above %.0f MiB", cfg->headroom_percent == RPM_HEADROOM_AUTO ?

@@ -476,12 +476,12 @@ static void unpark(struct pass *p, uint64_t need, bool at_least_one,
  * let reclaim evict cache the workload read back from disk later
  * (fragment at 8 GiB read 1.35 M sectors during its fill).  So each
  * give-back within RPM_POLICY_GROWTH_WINDOW_SEC of the previous one
- * gives back at least twice as much as the one before, starting from a
- * region, up to RPM_POLICY_GROWTH_MAX_SHIFT doublings; a quiet spell
- * starts over.
+ * gives back at least 2^n regions after n such give-backs in a row, up
+ * to RPM_POLICY_GROWTH_MAX_SHIFT; a quiet spell starts over.
  *
  * The streak grows only when at least half of the last give-back was
- * used by the next one, and only on a give-back: one burst raises
+ * used by the next one (else it starts over), and only on a give-back:
+ * one burst raises
  * several signals within seconds (the kernel's shrinker releases a
  * region, a PSI trigger fires, the reclaim watch counts the evictions,
  * the growth rule sees the rise), and each raised the streak, with or
@@ -510,12 +510,15 @@ static uint64_t growth_ramp(struct pass *p, uint64_t need)
 	if (!any || !need)
 		return need;	/* nothing to give or nothing wanted: no give-back */
 	if (st->last_giveback && now >= st->last_giveback &&
-	    now - st->last_giveback <= sec_to_usec(RPM_POLICY_GROWTH_WINDOW_SEC)) {
-		if (giveback_used(p) && st->giveback_streak < RPM_POLICY_GROWTH_MAX_SHIFT)
+	    now - st->last_giveback <= sec_to_usec(RPM_POLICY_GROWTH_WINDOW_SEC) &&
+	    giveback_used(p)) {
+		if (st->giveback_streak < RPM_POLICY_GROWTH_MAX_SHIFT)
 			st->giveback_streak++;
 	} else {
-		st->giveback_streak = 0;
+		st->giveback_streak = 0;	/* a quiet spell, or it was not wanted */
 	}
+	if (!st->giveback_streak)
+		return need;	/* a held region gives back only its free pages */
 	ramp = p->region_pages << st->giveback_streak;
 	return need > ramp ? need : ramp;
 }
@@ -660,6 +663,9 @@ static bool use_growing(struct pass *p)
 	if (!st->grow_base_when || use < st->grow_base || sys->now < st->grow_base_when) {
 		st->grow_base = use;
 		st->grow_base_when = sys->now;
+		/* Grown since it began counts from the lowest since. */
+		if (use < st->grow_start)
+			st->grow_start = use;
 	} else if (use - st->grow_base > grow_threshold(p, sys->now - st->grow_base_when)) {
 		/*
 		 * Over at least a second: one burst is not a rate.  The
@@ -674,8 +680,14 @@ static bool use_growing(struct pass *p)
 		rate = (use - st->grow_base) * 1000000ULL / span;
 		if (sys->now >= st->grow_until || rate > st->grow_rate)
 			st->grow_rate = rate;
-		if (!was_growing)
+		/*
+		 * A new growth, or a step after a quiet spell within the
+		 * same one (the hold lasts PressureBackoffSec=): a new burst,
+		 * whose lead is what it grew, not the sum of all of them.
+		 */
+		if (!was_growing || sys->now - st->grow_step_when > window)
 			st->grow_start = st->grow_base;
+		st->grow_step_when = sys->now;
 		st->grow_until = sys->now + sec_to_usec(p->cfg->pressure_backoff_sec);
 		st->grow_base = use;
 		st->grow_base_when = sys->now;
@@ -1886,11 +1898,18 @@ static unsigned headroom_percent(const struct rpm_policy_config *cfg)
 							    cfg->headroom_percent;
 }
 
+uint64_t policy_all_memory(uint64_t mem_total_pages, const struct rpm_region *regions, size_t n)
+{
+	struct rpm_system sys = { .mem_total_pages = mem_total_pages };
+
+	return all_memory(&sys, regions, n);
+}
+
 uint64_t policy_headroom_pages(const struct rpm_policy_config *cfg, uint64_t mem_total_pages,
 			       uint64_t page_size, const struct rpm_region *regions, size_t n)
 {
-	struct rpm_system sys = { .mem_total_pages = mem_total_pages };
-	uint64_t base = policy_headroom_base(cfg, all_memory(&sys, regions, n), page_size);
+	uint64_t base = policy_headroom_base(cfg, policy_all_memory(mem_total_pages, regions, n),
+					     page_size);
 
 	return pct_of(base, headroom_percent(cfg));
 }
@@ -2014,7 +2033,8 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 		uint64_t want = short_by > evicted ? short_by : evicted;
 
 		st->paused_until = sys->now + sec_to_usec(cfg->pressure_backoff_sec);
-		st->pause_for_headroom = !pressure;
+		/* Evictions answered here pause as they would have alone. */
+		st->pause_for_headroom = !pressure && !evicted;
 		note_top(&st->pause_top, &st->pause_top_steal, sys, true);
 		/* PSI wants a region at least, and more if it goes on and the last one was used. */
 		if (psi && !want)

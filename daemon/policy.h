@@ -176,7 +176,7 @@ struct rpm_action {
 #define RPM_POLICY_SHORT_POLL_MSEC	200	/* pass interval while memory is short */
 #define RPM_POLICY_ZONE_FLOOR_PERMILLE	2	/* parks and holds leave each zone this much free */
 #define RPM_POLICY_GROWTH_WINDOW_SEC	10	/* give-backs this close together: demand grows */
-#define RPM_POLICY_GROWTH_MAX_SHIFT	4	/* each one gives back twice the last, up to 16x */
+#define RPM_POLICY_GROWTH_MAX_SHIFT	4	/* n used give-backs in a row: at least 2^n regions, n <= 4 */
 #define RPM_POLICY_MOVE_CREDIT_SEC	10	/* reclaim this soon after our moves is theirs */
 #define RPM_POLICY_GROW_FREE_REGIONS	2	/* growing use: keep this many regions free (at most the headroom) */
 #define RPM_POLICY_GROW_LEAD_SEC	8	/* ... or what it grows in this long, if more */
@@ -233,7 +233,8 @@ struct rpm_policy_state {
 	uint64_t grow_base;
 	usec_t_ grow_base_when, grow_until;
 	uint64_t grow_rate;		/* pages/s, the fastest of this growth */
-	uint64_t grow_start;		/* page cache + anonymous pages when it began */
+	uint64_t grow_start;		/* page cache + anonymous pages when this burst began */
+	usec_t_ grow_step_when;		/* the last step of it */
 	uint64_t grow_top;		/* the most anonymous memory in this growth */
 	uint64_t grow_top_steal;	/* pgsteal when it was reached */
 	/* The last plan, for status and metrics. */
@@ -360,6 +361,9 @@ void policy_note_refill(const struct rpm_policy_config *cfg,
  */
 uint64_t policy_headroom_base(const struct rpm_policy_config *cfg, uint64_t all_pages,
 			      uint64_t page_size);
+
+/* All memory in pages: MemTotal plus what is parked. */
+uint64_t policy_all_memory(uint64_t mem_total_pages, const struct rpm_region *regions, size_t n);
 
 /*
  * The headroom in pages: its share of all memory, MemTotal

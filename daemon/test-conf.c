@@ -546,6 +546,25 @@ static void test_dropins(void **state)
 	conf_free(&c);
 }
 
+/* HeadroomPercent=auto from a file, blanks around '=' as systemd allows. */
+static void test_headroom_auto_file(void **state)
+{
+	struct logbuf lb = { 0 };
+	struct rpm_config c;
+	unsigned w = 0;
+	char buf[16];
+
+	(void)state;
+	conf_defaults(&c);
+	assert_int_equal(load(&c, "auto.conf", NULL, &lb, &w), 0);
+	assert_int_equal(w, 0);
+	assert_int_equal(c.policy.headroom_percent, RPM_HEADROOM_AUTO);
+	assert_int_equal(c.policy.hysteresis_percent, 4);
+	assert_int_equal(conf_get(&c, "HeadroomPercent", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "auto");
+	conf_free(&c);
+}
+
 /* SIGHUP: loading twice gives the same config, no duplicated list entries. */
 static void test_reload_idempotent(void **state)
 {
@@ -757,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_dropin_dirs),
 		cmocka_unit_test(test_metrics_file),
 		cmocka_unit_test(test_dropins),
+		cmocka_unit_test(test_headroom_auto_file),
 		cmocka_unit_test(test_reload_idempotent),
 		cmocka_unit_test(test_unreadable_keeps_old),
 		cmocka_unit_test(test_set_and_get),

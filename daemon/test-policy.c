@@ -2238,6 +2238,69 @@ static void test_burst_signals_do_not_ramp(void **state)
 		decide(&w);
 		assert_int_equal(count(&w, RPM_ACT_UNPARK), 1u << k);
 	}
+	/* Those four stay free: the next one starts over from one region. */
+	apply_unparks(&w);
+	w.sys.now += SEC / 5;
+	w.sys.psi_event = true;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	assert_int_equal(w.st.giveback_streak, 0);
+
+	/*
+	 * Below the headroom with evictions in the same pass: the pause is
+	 * the evictions' (it does not end when processes free memory).
+	 */
+	world_init(&w);
+	for (uint32_t i = 3; i < NR; i++)
+		set_parked(&w, i, true, T0 - (20 - i) * SEC);
+	w.sys.vmstat_valid = true;
+	w.sys.pgsteal = 1000;
+	w.sys.mem_available_pages = RP / 2;
+	explicit_mem(&w);
+	decide(&w);			/* first sample: below the headroom */
+	assert_true(w.st.pause_for_headroom);
+	w.sys.now += SEC;
+	w.sys.pgsteal += 5000;
+	decide(&w);
+	assert_true(count(&w, RPM_ACT_UNPARK) >= 1);
+	assert_false(w.st.pause_for_headroom);
+}
+
+/*
+ * Two bursts in one growth (the hold after a growth lasts
+ * PressureBackoffSec=): the second one's lead is what it grew, not what
+ * both grew; within one burst, steps a few seconds apart add up.
+ */
+static void test_growth_lead_per_burst(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	w.sys.vmstat_valid = true;
+	w.sys.file_pages = 1000;
+	decide(&w);
+	w.sys.now += SEC;
+	w.sys.file_pages += RP;			/* a region in a second */
+	decide(&w);
+	assert_int_equal(w.st.grow_start, 1000);
+	w.sys.now += 2 * SEC;
+	w.sys.file_pages += RP;			/* it goes on */
+	decide(&w);
+	assert_int_equal(w.st.grow_start, 1000);
+	/* 15 s later, still within the hold: a new burst of half a region. */
+	w.sys.now += 15 * SEC;
+	decide(&w);
+	w.sys.now += SEC;
+	w.sys.file_pages += RP / 2;
+	decide(&w);
+	assert_true(w.sys.now < w.st.grow_until);
+	assert_int_equal(w.st.grow_start, 1000 + 2 * RP);
+	/* Use that falls (files deleted) lowers where it began. */
+	w.sys.now += SEC;
+	w.sys.file_pages = 500;
+	decide(&w);
+	assert_int_equal(w.st.grow_start, 500);
 }
 
 /*
@@ -2864,6 +2927,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
 		cmocka_unit_test(test_burst_signals_do_not_ramp),
+		cmocka_unit_test(test_growth_lead_per_burst),
 		cmocka_unit_test(test_reclaim_watch_burst),
 		cmocka_unit_test(test_headroom_pause_ends_on_free),
 		cmocka_unit_test(test_reserved_region_not_spare),

@@ -316,6 +316,8 @@ tap_check "Policy shows the override" \
 	bash -c "busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.HeadroomPercent\" \"20\"'"
 tap_check "SetPolicy Policy.HeadroomPercent auto (the sliding scale)" call SetPolicy ss Policy.HeadroomPercent auto
 tap_check "PolicyChanged(Policy.HeadroomPercent, auto) signal" saw_signal PolicyChanged 'string "auto"'
+tap_check "Policy shows HeadroomPercent auto" \
+	bash -c "busctl --address='$ADDR' get-property org.regionpm1 /org/regionpm1 $IFACE Policy | grep -q '\"Policy.HeadroomPercent\" \"auto\"'"
 # Keys that need something re-armed take effect at once, not at a reload.
 psi_rearmed() {
 	call SetPolicy ss Pressure.WindowUSec 2000000 && call SetPolicy ss StallUSec 150000 || return 1
