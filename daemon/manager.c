@@ -887,6 +887,7 @@ static int unpark(struct manager *m, struct rpm_region *reg, const char *why)
 			    m->last_extack[0] ? ": " : "", m->last_extack);
 		return r;
 	}
+	policy_note_given(&m->pstate, reg);
 	reg->ours = false;
 	reg->state = RPM_REGION_ACTIVE;
 	reg->hold_since = 0;

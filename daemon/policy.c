@@ -452,10 +452,16 @@ static void unpark(struct pass *p, uint64_t need, bool at_least_one,
 		got += release_gain(best);
 		prev = best;
 	}
+	/*
+	 * What came back is counted when the manager confirms it
+	 * (policy_note_given()): an unpark that failed, or a dry run, gives
+	 * nothing, and MemFree that did not rise must not read as memory
+	 * used at once (it doubled the next give-back).
+	 */
 	if (got) {
 		p->st->last_giveback = p->sys->now;
-		p->st->giveback_pages = got;
-		p->st->giveback_free = p->sys->mem_free_pages + got;
+		p->st->giveback_pages = 0;
+		p->st->giveback_free = p->sys->mem_free_pages;
 	}
 	/*
 	 * Given back to be used, a region's first allocation is no refill of
@@ -495,7 +501,8 @@ static bool giveback_used(const struct pass *p)
 {
 	const struct rpm_policy_state *st = p->st;
 
-	return p->sys->mem_free_pages + st->giveback_pages / 2 <= st->giveback_free;
+	return st->giveback_pages &&
+	       p->sys->mem_free_pages + st->giveback_pages / 2 <= st->giveback_free;
 }
 
 static uint64_t growth_ramp(struct pass *p, uint64_t need)
@@ -2291,6 +2298,14 @@ void policy_note_released(struct rpm_policy_state *st, struct rpm_region *r,
 		r->last_refilled = now;
 		backoff_region(r, st->pingpong_backoff, now);
 	}
+}
+
+void policy_note_given(struct rpm_policy_state *st, const struct rpm_region *r)
+{
+	uint64_t gain = release_gain(r);
+
+	st->giveback_pages += gain;
+	st->giveback_free += gain;
 }
 
 void policy_note_refill(const struct rpm_policy_config *cfg,

@@ -201,7 +201,8 @@ struct rpm_policy_state {
 	/*
 	 * Give-backs in a row, each within RPM_POLICY_GROWTH_WINDOW_SEC of
 	 * the last and after at least half of it was used; the last one gave
-	 * giveback_pages, leaving MemFree at giveback_free.
+	 * giveback_pages (as confirmed by policy_note_given()), leaving
+	 * MemFree at giveback_free.
 	 */
 	unsigned giveback_streak;
 	usec_t_ last_giveback;
@@ -346,6 +347,13 @@ enum rpm_checkpoint_step policy_checkpoint_step(const struct rpm_region *r, usec
 						usec_t_ last_checkpoint, usec_t_ *until);
 void policy_note_parked(struct rpm_policy_state *st, struct rpm_region *r,
 			usec_t_ now);
+/*
+ * policy_note_given(): the manager gave @r back (an UNPARK action that
+ * succeeded; call before changing r's state).  Only confirmed give-backs
+ * count for the growth ramp: a failed unpark or a dry run leaves MemFree
+ * where it was, which would otherwise read as memory used at once.
+ */
+void policy_note_given(struct rpm_policy_state *st, const struct rpm_region *r);
 void policy_note_released(struct rpm_policy_state *st, struct rpm_region *r,
 			  usec_t_ now, int reason);
 /* First-allocation event for a region we vacated: ping-pong accounting. */

@@ -31,6 +31,7 @@ struct world {
 	size_t n;
 	bool mem_explicit;	/* the test sets MemFree and MemAvailable itself */
 	uint64_t reclaimable;	/* MemAvailable - MemFree otherwise */
+	bool unpark_fails;	/* the manager's unparks fail (or it is a dry run) */
 };
 
 /*
@@ -117,6 +118,10 @@ static size_t decide(struct world *w)
 	}
 	w->n = policy_decide(&w->cfg, &w->st, &w->sys, w->r, NR, w->out,
 			     sizeof(w->out) / sizeof(w->out[0]));
+	/* The manager confirms each give-back that succeeded. */
+	for (size_t i = 0; i < w->n && !w->unpark_fails; i++)
+		if (w->out[i].kind == RPM_ACT_UNPARK)
+			policy_note_given(&w->st, &w->r[w->out[i].region]);
 	return w->n;
 }
 
@@ -2267,6 +2272,41 @@ static void test_burst_signals_do_not_ramp(void **state)
 }
 
 /*
+ * An unpark that fails (or a dry run) gives nothing back: MemFree does not
+ * rise, and that must not read as a give-back used at once, which would
+ * double the next one.  Once the unparks succeed and are used, the ramp
+ * works as before.
+ */
+static void test_failed_unparks_do_not_ramp(void **state)
+{
+	struct world w;
+
+	(void)state;
+	world_init(&w);
+	for (uint32_t i = 1; i < NR; i++)
+		set_parked(&w, i, true, T0 - (20 - i) * SEC);
+	w.unpark_fails = true;
+	for (unsigned k = 0; k < 3; k++) {
+		w.sys.now += SEC / 5;
+		w.sys.psi_event = true;
+		decide(&w);
+		assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+		assert_int_equal(w.st.giveback_streak, 0);
+	}
+	/* They succeed now, and what comes back is used at once: 1, 2, 4. */
+	w.unpark_fails = false;
+	w.sys.now += SEC / 5;
+	decide(&w);
+	assert_int_equal(count(&w, RPM_ACT_UNPARK), 1);
+	for (unsigned k = 1; k < 3; k++) {
+		w.sys.now += SEC / 5;
+		w.sys.psi_event = true;
+		decide(&w);
+		assert_int_equal(count(&w, RPM_ACT_UNPARK), 1u << k);
+	}
+}
+
+/*
  * Two bursts in one growth (the hold after a growth lasts
  * PressureBackoffSec=): the second one's lead is what it grew, not what
  * both grew; within one burst, steps a few seconds apart add up.
@@ -2927,6 +2967,7 @@ int main(void)
 		cmocka_unit_test(test_reclaim_unparks),
 		cmocka_unit_test(test_growth_ramp),
 		cmocka_unit_test(test_burst_signals_do_not_ramp),
+		cmocka_unit_test(test_failed_unparks_do_not_ramp),
 		cmocka_unit_test(test_growth_lead_per_burst),
 		cmocka_unit_test(test_reclaim_watch_burst),
 		cmocka_unit_test(test_headroom_pause_ends_on_free),
