@@ -721,37 +721,6 @@ phys_addr_t regionpm_memblock_floor(phys_addr_t start, phys_addr_t end)
 }
 
 /*
- * Boot memory that shares regions with what can never move: with the bias
- * or bottom_up asked for at boot, memblock first looks in the windows that
- * a reservation or a hole in memory pins already (regionpm_find_pinned()
- * in mm/memblock.c), lowest first.  Without it the memmap and the per-CPU
- * and node data took regions of their own at the top of the node (or, with
- * bottom_up, at the bottom of ZONE_NORMAL), next to a region 0 (the BIOS
- * area, the kernel image) and a region at the top of low memory (firmware
- * tables) that could never be emptied either: four regions with unmovable
- * pages on an 8 GiB guest for two regions' worth of them.
- *
- * Returns the window size, 0 when off.  A window is a memory section, the
- * smallest memory block: region_size= is not parsed this early, and a
- * section that is pinned lies in a pinned region of any larger size.
- * Raises *@start above ZONE_DMA, which stays for its legacy users.
- */
-bool regionpm_memblock_packing(void)
-{
-	return (boot_bias || boot_bottom_up) && !boot_disabled;
-}
-
-phys_addr_t regionpm_memblock_pack(phys_addr_t *start)
-{
-	if (!regionpm_memblock_packing())
-		return 0;
-#if defined(CONFIG_ZONE_DMA) && defined(MAX_DMA_PFN)
-	*start = max_t(phys_addr_t, *start, PFN_PHYS(MAX_DMA_PFN));
-#endif
-	return PFN_PHYS(PAGES_PER_SECTION);
-}
-
-/*
  * Does region @id hold online pages that are neither managed nor parked
  * (reserved at boot, gigantic pages taken from memblock, ballooned pages,
  * the memmap of a hotplugged block)?

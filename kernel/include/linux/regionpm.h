@@ -46,8 +46,6 @@ bool regionpm_boot_free_to_head(enum meminit_context context);
 bool regionpm_boot_no_defer(void);
 bool regionpm_boot_bottom_up(void);
 phys_addr_t regionpm_memblock_floor(phys_addr_t start, phys_addr_t end);
-phys_addr_t regionpm_memblock_pack(phys_addr_t *start);
-bool regionpm_memblock_packing(void);
 
 /*
  * A block of 2^order pages goes onto a free list.  Returns whether it should
@@ -274,16 +272,6 @@ static inline bool regionpm_boot_bottom_up(void)
 static inline phys_addr_t regionpm_memblock_floor(phys_addr_t start, phys_addr_t end)
 {
 	return start;
-}
-
-static inline phys_addr_t regionpm_memblock_pack(phys_addr_t *start)
-{
-	return 0;
-}
-
-static inline bool regionpm_memblock_packing(void)
-{
-	return false;
 }
 #endif
 
