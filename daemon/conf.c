@@ -479,29 +479,18 @@ static int apply(struct rpm_config *c, const struct key *k, const char *value,
 			*(unsigned *)field = RPM_HEADROOM_AUTO;
 			return 0;
 		}
-		r = parse_u64_str(value, &u);
-		if (r == -EINVAL) {
-			snprintf(err, errlen, "invalid value \"%s\" for %s= (want auto or a number)",
-				 value, k->name);
-			return r;
-		}
-		if (r < 0 || u < k->min || u > k->max) {
-			snprintf(err, errlen, "%s=%s out of range [%llu, %llu] (or auto)",
-				 k->name, value, (unsigned long long)k->min,
-				 (unsigned long long)k->max);
-			return -ERANGE;
-		}
-		*(unsigned *)field = (unsigned)u;
-		return 0;
+		/* otherwise a number, checked as a KEY_UINT */
+		/* fall through */
 	case KEY_UINT:
 	case KEY_U64:
 	case KEY_PERCENT:
 		r = k->type == KEY_PERCENT ? parse_percent(value, &u) :
 					     parse_u64_str(value, &u);
 		if (r == -EINVAL) {
-			snprintf(err, errlen, "invalid %s \"%s\" for %s=",
+			snprintf(err, errlen, "invalid %s \"%s\" for %s=%s",
 				 k->type == KEY_PERCENT ? "percentage" : "number",
-				 value, k->name);
+				 value, k->name,
+				 k->type == KEY_HEADROOM ? " (want auto or a number)" : "");
 			return r;
 		}
 		if (r < 0 || u < k->min || u > k->max) {
@@ -511,9 +500,10 @@ static int apply(struct rpm_config *c, const struct key *k, const char *value,
 					 (unsigned long long)k->min / 100, (unsigned long long)k->min % 100,
 					 (unsigned long long)k->max / 100, (unsigned long long)k->max % 100);
 			else
-				snprintf(err, errlen, "%s=%s out of range [%llu, %llu]",
+				snprintf(err, errlen, "%s=%s out of range [%llu, %llu]%s",
 					 k->name, value, (unsigned long long)k->min,
-					 (unsigned long long)k->max);
+					 (unsigned long long)k->max,
+					 k->type == KEY_HEADROOM ? " (or auto)" : "");
 			return -ERANGE;
 		}
 		if (k->type == KEY_U64)

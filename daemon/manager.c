@@ -1450,20 +1450,20 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 static void log_headroom(struct manager *m)
 {
 	const struct rpm_policy_config *cfg = &m->config.policy;
-	uint64_t total, avail, free_pages, all, headroom, base;
+	uint64_t total, avail, free_pages, all, headroom, limit;
 	double mib = (double)m->page_size / (1 << 20);
 
 	if (!m->backend || manager_read_meminfo(m->root, m->page_size, &total, &avail,
 						&free_pages) < 0)
 		return;
 	headroom = policy_headroom_pages(cfg, total, m->page_size, m->regions, m->n_regions);
+	limit = policy_park_limit_pages(cfg, total, m->page_size, m->regions, m->n_regions);
 	all = policy_all_memory(total, m->regions, m->n_regions);
-	base = policy_headroom_base(cfg, all, m->page_size);
 	log_info("headroom%s: MemAvailable kept at %.0f MiB or more (%.1f %% of %.0f MiB), "
 		 "parking only above %.0f MiB", cfg->headroom_percent == RPM_HEADROOM_AUTO ?
 		 " (auto)" : "", (double)headroom * mib,
 		 all ? 100.0 * (double)headroom / (double)all : 0.0, (double)all * mib,
-		 ((double)headroom + (double)base * cfg->hysteresis_percent / 100) * mib);
+		 (double)limit * mib);
 }
 
 void manager_config_changed(struct manager *m, const char *key)

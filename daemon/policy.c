@@ -1921,6 +1921,20 @@ uint64_t policy_headroom_pages(const struct rpm_policy_config *cfg, uint64_t mem
 	return pct_of(base, headroom_percent(cfg));
 }
 
+/* Park only above the headroom plus the hysteresis, both shares of @base. */
+static uint64_t park_limit_of(const struct rpm_policy_config *cfg, uint64_t base)
+{
+	return pct_of(base, headroom_percent(cfg)) + pct_of(base, cfg->hysteresis_percent);
+}
+
+uint64_t policy_park_limit_pages(const struct rpm_policy_config *cfg, uint64_t mem_total_pages,
+				 uint64_t page_size, const struct rpm_region *regions, size_t n)
+{
+	return park_limit_of(cfg, policy_headroom_base(cfg, policy_all_memory(mem_total_pages,
+									       regions, n),
+						       page_size));
+}
+
 /*
  * Converged, the daemon sleeps up to IdleIntervalSec= between passes; memory
  * freed meanwhile (a process that shrinks or exits) can let the plan do
@@ -1998,7 +2012,7 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	uint64_t shortfall, room, evicted, floor;
 	bool growing;
 
-	p.park_limit = p.headroom + pct_of(base, cfg->hysteresis_percent);
+	p.park_limit = park_limit_of(cfg, base);
 	for (size_t i = 0; i < n_regions; i++) {
 		uint64_t size = regions[i].managed_pages + regions[i].parked_pages;
 

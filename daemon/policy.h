@@ -380,6 +380,10 @@ uint64_t policy_all_memory(uint64_t mem_total_pages, const struct rpm_region *re
 uint64_t policy_headroom_pages(const struct rpm_policy_config *cfg, uint64_t mem_total_pages,
 			       uint64_t page_size, const struct rpm_region *regions, size_t n);
 
+/* The park limit in pages: the headroom plus HysteresisPercent= of the same memory. */
+uint64_t policy_park_limit_pages(const struct rpm_policy_config *cfg, uint64_t mem_total_pages,
+				 uint64_t page_size, const struct rpm_region *regions, size_t n);
+
 /* After a SCAN: a region found pinned again is rescanned less often. */
 void policy_note_scan(struct rpm_region *r);
 

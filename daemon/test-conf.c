@@ -638,7 +638,7 @@ static void test_set_and_get(void **state)
 	assert_int_equal(conf_set(&c, "HeadroomPercent", " 5", err, sizeof(err)), -EINVAL);
 	assert_int_equal(conf_set(&c, "HeadroomPercent", "", err, sizeof(err)), -EINVAL);
 	assert_int_equal(conf_set(&c, "HeadroomPercent", "91", err, sizeof(err)), -ERANGE);
-	assert_non_null(strstr(err, "out of range [0, 90]"));
+	assert_non_null(strstr(err, "out of range [0, 90] (or auto)"));
 	assert_int_equal(conf_set(&c, "HeadroomPercent", "Auto", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "want auto or a number"));
 	assert_int_equal(conf_set(&c, "HeadroomPercent", "auto ", err, sizeof(err)), -EINVAL);

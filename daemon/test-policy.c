@@ -357,10 +357,18 @@ static void test_headroom_base_sliding(void **state)
 	/* The headroom in pages: 10 % of the base, parked memory counted. */
 	assert_int_equal(policy_headroom_pages(&cfg, 8 * gib, 4096, NULL, 0), 5 * gib / 10);
 
+	/* The park limit adds HysteresisPercent= (3 %) of the same base. */
+	assert_int_equal(policy_park_limit_pages(&cfg, 8 * gib, 4096, NULL, 0),
+			 5 * gib / 10 + 5 * gib * 3 / 100);
+
 	cfg.headroom_percent = 10;
 	assert_int_equal(policy_headroom_base(&cfg, 8 * gib, 4096), 8 * gib);
 	assert_int_equal(policy_headroom_pages(&cfg, 8 * gib, 4096, NULL, 0),
 		       8 * gib / 10);
+	assert_int_equal(policy_park_limit_pages(&cfg, 8 * gib, 4096, NULL, 0),
+			 8 * gib * 13 / 100);
+	cfg.hysteresis_percent = 0;
+	assert_int_equal(policy_park_limit_pages(&cfg, 8 * gib, 4096, NULL, 0), 8 * gib / 10);
 }
 
 /*
