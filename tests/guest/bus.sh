@@ -135,7 +135,8 @@ error_is_nobody() {
 saw_signal() { # member [args regex]
 	local i
 	for i in $(seq 50); do
-		grep -A8 "member=$1" "$work/monitor.log" | grep -qE "${2:-.}" && return 0
+		# not grep -q: its early exit is a SIGPIPE for the first grep (pipefail)
+		grep -A8 "member=$1" "$work/monitor.log" | grep -E "${2:-.}" > /dev/null && return 0
 		sleep 0.1
 	done
 	echo "no $1 ${2:-} signal in:"
