@@ -6363,20 +6363,35 @@ static char *kinds_map(uint64_t len, int flags, int fd)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* Grow the hugetlb pool by @n pages; the pages it got, or -errno. */
+/* vm.nr_hugepages: the persistent pool (HugePages_Total adds surplus pages). */
+static int64_t nr_hugepages(void)
+{
+	char buf[32];
+
+	if (read_text("/proc/sys/vm/nr_hugepages", buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+/*
+ * Grow the hugetlb pool by @n pages; the pages it got, or -errno.  Only
+ * with 2 MiB default huge pages (the sizes below assume them): 0 otherwise.
+ */
 static long hugetlb_pool_grow(long n)
 {
 	char buf[32];
-	long before = meminfo_kb("HugePages_Total"), after;
+	int64_t before = nr_hugepages(), after;
 	int err;
 
 	if (before < 0)
 		return -ENOENT;
-	snprintf(buf, sizeof(buf), "%ld", before + n);
+	if (meminfo_kb("Hugepagesize") != (int64_t)(HUGE_BYTES >> 10))
+		return 0;
+	snprintf(buf, sizeof(buf), "%" PRId64, before + n);
 	err = write_text("/proc/sys/vm/nr_hugepages", buf);
 	if (err)
 		return err;
-	after = meminfo_kb("HugePages_Total");
+	after = nr_hugepages();
 	return after > before ? after - before : 0;
 }
 
@@ -6494,7 +6509,7 @@ TEST_F_TIMEOUT(regionpm, compact_moves_shmem_thp_mlocked_hugetlb, 900)
 	ASSERT_LT(0, err) TH_LOG("reading vm.compact_unevictable_allowed: %s", strerror(-err));
 	ASSERT_EQ(0, write_text("/proc/sys/vm/compact_unevictable_allowed", "1"));
 	self->unevictable_set = true;
-	self->hugepages_saved = meminfo_kb("HugePages_Total");
+	self->hugepages_saved = nr_hugepages();
 	avail = (uint64_t)meminfo_kb("MemAvailable") * 1024;
 	/* a tenth each: shmem, THP, mlocked, and a hugetlb pool as big */
 	err = fill_kinds(self, &k, avail / 10);
