@@ -1679,6 +1679,56 @@ static bool range_has_taken(unsigned long first, unsigned long last, bool parked
 }
 
 /*
+ * Does [@start, @end) hold, outside the regions parked or held, a page
+ * isolation will refuse for certain: reserved (boot memory, firmware),
+ * slab or a page table?  Then alloc_contig_range() fails with -EBUSY
+ * whatever we give back, and giving back would only undo a park.  A
+ * gigantic huge page is looked for range after range over a whole zone
+ * (alloc_contig_pages()); 1 GiB ranges with a slab page somewhere pass its
+ * own check, which looks for reserved pages only, so one failed attempt
+ * gave back every region parked in the zone.  The look is deliberately
+ * narrow: a page it does not know (a kernel allocation without a flag, a
+ * page pinned for a moment) counts as movable, because refusing a claim
+ * that could have succeeded (a virtio-mem unplug) costs more than giving
+ * back a region the daemon parks again.  Unlocked, like isolation's own
+ * look (has_unmovable_pages()), of which this is the certain part.
+ */
+static bool range_has_unmovable(unsigned long start, unsigned long end,
+				unsigned long first, unsigned long last)
+{
+	unsigned long id, pfn;
+
+	for (id = first; id <= last; id++) {
+		u8 state = READ_ONCE(regionpm.regions[id].state);
+		unsigned long stop = min(end, regionpm_start_pfn(id + 1));
+
+		if (state == REGIONPM_REGION_STATE_PARKED || state == REGIONPM_REGION_STATE_HELD)
+			continue;
+		pfn = max(start, regionpm_start_pfn(id));
+		while (pfn < stop) {
+			struct page *page = pfn_to_online_page(pfn);
+
+			if (!(pfn & (pageblock_nr_pages - 1)))
+				cond_resched();
+			if (!page) {
+				pfn++;
+				continue;
+			}
+			if (PageBuddy(page)) {
+				unsigned int order = buddy_order_unsafe(page);
+
+				pfn += order <= MAX_PAGE_ORDER ? 1UL << order : 1;
+				continue;
+			}
+			if (PageReserved(page) || PageSlab(page) || PageTable(page))
+				return true;
+			pfn++;
+		}
+	}
+	return false;
+}
+
+/*
  * alloc_contig_range() is about to isolate and take [@start, @end).  Parked
  * pages there are PageOffline with a reference and held pageblocks are
  * isolated, so it would fail with -EBUSY, again and again: virtio-mem could
@@ -1698,6 +1748,8 @@ void __regionpm_release_range(unsigned long start, unsigned long end)
 	bool parked;
 
 	if (!range_regions(start, end, &first, &last) || !range_has_taken(first, last, true))
+		return;
+	if (range_has_unmovable(start, end, first, last))
 		return;
 	mutex_lock(&regionpm.park_lock);
 	parked = release_regions_locked(first, last, true,

@@ -6630,6 +6630,165 @@ TEST_F_TIMEOUT(regionpm, compact_moves_shmem_thp_mlocked_hugetlb, 900)
 }
 
 /* ------------------------------------------------------------------------
+ * An alloc_contig_range() that cannot succeed gives nothing back.  When the
+ * range also holds, outside the parked region, pages isolation refuses for
+ * certain (reserved, slab, page tables), the call fails with EBUSY whatever
+ * regionpm does; and a gigantic huge page is looked for range after range
+ * over a whole zone, so giving back before such a call undid every park
+ * in the zone for nothing.  The range here is a parked region plus the
+ * part of a neighbour (same zone and node) that holds such pages: the
+ * region must stay parked, no release event, MemTotal unchanged.  Then the
+ * same call over the parked region alone still gets it back.
+ */
+#define PIN_FLAGS (BIT64(KPF_RESERVED) | BIT64(KPF_SLAB) | BIT64(KPF_PGTABLE))
+
+static uint64_t region_pinning(const struct rpm_region *r)
+{
+	return r->detail[REGIONPM_A_DETAIL_SLAB] + r->detail[REGIONPM_A_DETAIL_PAGE_TABLE] +
+	       r->detail[REGIONPM_A_DETAIL_RESERVED];
+}
+
+/* @p's active neighbour in its one zone and node with most such pages, or NULL. */
+static const struct rpm_region *pinned_neighbour(const struct regions *rs,
+						 const struct rpm_region *p)
+{
+	const struct rpm_region *best = NULL;
+	int i;
+
+	if (p->nzones != 1)
+		return NULL;
+	for (i = 0; i < rs->n; i++) {
+		const struct rpm_region *r = &rs->r[i];
+
+		if (r->id + 1 != p->id && r->id != p->id + 1)
+			continue;
+		if (r->state != REGIONPM_REGION_STATE_ACTIVE || !r->has_detail ||
+		    r->nzones != 1 || strcmp(r->zones[0], p->zones[0]) || r->node != p->node)
+			continue;
+		if (region_pinning(r) && (!best || region_pinning(r) > region_pinning(best)))
+			best = r;
+	}
+	return best;
+}
+
+/*
+ * The pfn of @r nearest its low end (@from_low) or its high end that
+ * /proc/kpageflags shows as reserved -- boot memory stays so -- else as
+ * slab or page table; 0 if none.  Nearest the parked neighbour, so the
+ * range claimed crosses no firmware hole at @r's far end.
+ */
+static uint64_t pinned_pfn(const struct rpm_region *r, bool from_low)
+{
+	uint64_t *flags = calloc(r->spanned, sizeof(*flags)), reserved = 0, other = 0, i;
+	size_t len = r->spanned * sizeof(*flags);
+	int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && flags &&
+	    pread(fd, flags, len, r->start_pfn * sizeof(*flags)) == (ssize_t)len) {
+		for (i = 0; i < r->spanned && !reserved; i++) {
+			uint64_t j = from_low ? i : r->spanned - 1 - i;
+
+			if (flags[j] & BIT64(KPF_RESERVED))
+				reserved = r->start_pfn + j;
+			else if (!other && (flags[j] & PIN_FLAGS))
+				other = r->start_pfn + j;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(flags);
+	return reserved ? reserved : other;
+}
+
+TEST_F_TIMEOUT(regionpm, contig_alloc_that_must_fail_keeps_parked, 600)
+{
+	struct regions rs = { 0 };
+	struct rpm_compact_res res;
+	struct rpm_region p, now;
+	const struct rpm_region *nb = NULL;
+	struct rpm_ack ack;
+	struct rpm ev;
+	uint32_t cands[16], with_nb[16];
+	uint64_t mt0, parked, pin, first, last, held, failed;
+	int ncand, n = 0, i, idx, err;
+
+	if (!alloc_test_ready())
+		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
+	ASSERT_EQ(0, alloc_test_state(&held, &failed));
+	ASSERT_EQ(0UL, held) TH_LOG("the test interface holds pages from an earlier test");
+	sync();
+	write_text("/proc/sys/vm/drop_caches", "1");
+	ncand = park_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
+	ASSERT_LE(0, ncand);
+	for (i = 0; i < ncand; i++) {
+		for (idx = 0; idx < rs.n && rs.r[idx].id != cands[i]; idx++)
+			;
+		if (idx < rs.n && pinned_neighbour(&rs, &rs.r[idx]))
+			with_nb[n++] = cands[i];
+	}
+	if (!n) {
+		/* Every machine has kernel pages; a layout without them beside a candidate is rare. */
+		SKIP(regions_free(&rs); return,
+		     "none of %d park candidates has a neighbour with reserved, slab or page-table pages in its zone",
+		     ncand);
+	}
+	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
+	mt0 = memtotal_pages();
+	idx = park_first(_metadata, &self->rpm, with_nb, n, &res);
+	ASSERT_LE(0, idx) TH_LOG("none of %d candidate regions could be parked", n);
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, with_nb[idx], false, &p, &ack));
+	parked = p.parked;
+	for (i = 0; i < rs.n && rs.r[i].id != p.id; i++)
+		;
+	ASSERT_LT(i, rs.n);
+	nb = pinned_neighbour(&rs, &rs.r[i]);
+	ASSERT_NE(NULL, nb);
+
+	pin = pinned_pfn(nb, nb->id > p.id);
+	ASSERT_NE(0UL, pin) TH_LOG("region %u: the dump counts %" PRIu64
+				   " reserved/slab/page-table pages, /proc/kpageflags none",
+				   nb->id, region_pinning(nb));
+	/* All of the parked region, unless that makes more than the 1 GiB allowed. */
+	if (nb->id < p.id) {
+		first = pin & ~(self->pageblock - 1);
+		last = p.start_pfn + p.spanned;
+		if (last - first > (1ULL << 30) / self->pgsz)
+			last = p.start_pfn + CONTIG_TAKE;
+	} else {
+		first = p.start_pfn;
+		last = (pin | (self->pageblock - 1)) + 1;
+		if (last - first > (1ULL << 30) / self->pgsz)
+			first = p.start_pfn + p.spanned - CONTIG_TAKE;
+	}
+	TH_LOG("region %u parked (%" PRIu64 " pages); region %u holds %" PRIu64
+	       " reserved/slab/page-table pages, one at pfn %#" PRIx64 "; claiming [%#" PRIx64
+	       ", %#" PRIx64 ")", p.id, parked, nb->id, region_pinning(nb), pin, first, last);
+	err = alloc_test_contig(first, last - first);
+	ASSERT_NE(-EINVAL, err) TH_LOG("the test interface refused the range (not one zone?)");
+	EXPECT_NE(0, err) {
+		TH_LOG("alloc_contig_range() over reserved/slab/page-table pages succeeded");
+		EXPECT_EQ(0, write_text(ALLOC_TEST, "free"));
+	}
+	EXPECT_EQ(-ETIMEDOUT, rpm_event_wait(&ev, 1000, &(struct ev_match){
+		.cmd = REGIONPM_CMD_REGION_RELEASE_NTF, .ids = &p.id, .nids = 1 }, NULL)) {
+		TH_LOG("region %u was given back for a claim that failed (%s)", p.id,
+		       strerror(-err));
+		log_events(_metadata, &ev);
+	}
+	ASSERT_EQ(0, rpm_region_get(&self->rpm, p.id, false, &now, &ack));
+	EXPECT_STREQ("parked", state_name(now.state));
+	EXPECT_EQ(parked, now.parked);
+	EXPECT_EQ(mt0 - parked, memtotal_pages()) TH_LOG("MemTotal changed");
+
+	/* The parked region alone: still given back (reason range-claimed). */
+	if (!strcmp("parked", state_name(now.state)))
+		contig_takes_back(_metadata, &self->rpm, &ev, p.id, "parked", parked);
+	EXPECT_EQ(mt0, memtotal_pages()) TH_LOG("MemTotal not restored");
+	rpm_close(&ev);
+	regions_free(&rs);
+}
+
+/* ------------------------------------------------------------------------
  * main: the harness, plus --count-regions for ynl-cli.sh
  */
 static int count_regions(void)

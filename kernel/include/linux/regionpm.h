@@ -86,7 +86,8 @@ void __regionpm_release_range(unsigned long start_pfn, unsigned long end_pfn);
 /*
  * alloc_contig_range() is about to take [@start_pfn, @end_pfn): regions
  * parked or held there are given back first (virtio-mem unplug, gigantic
- * huge pages, CMA).  Nothing can be parked before regionpm counts.
+ * huge pages, CMA), unless the rest of the range holds a page isolation
+ * refuses for certain.  Nothing can be parked before regionpm counts.
  */
 static inline void regionpm_release_range(unsigned long start_pfn,
 					  unsigned long end_pfn)
