@@ -25,6 +25,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/mem.sh"
 
 RPMD=${REGIONPMD:-$top/build/regionpmd}
 CTL=$top/build/regionpmctl
@@ -49,11 +50,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 judge() { "$JUDGE" | tail -1; }
-field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
-oom_kills() { vmstat oom_kill; }
 offline_blocks() { grep -lx offline "$MEM"/memory*/state 2>/dev/null | wc -l; }
 recorded() { [ -s "$RECORD" ] && wc -l < "$RECORD" || echo 0; }
 

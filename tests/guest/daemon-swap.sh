@@ -27,6 +27,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/mem.sh"
 
 RPMD=${REGIONPMD:-$top/build/regionpmd}
 JUDGE=$top/build/tools/kpageflags-regions
@@ -49,9 +50,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
-field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
 # The free pages the daemon must leave: MemAvailable stays above its park
 # limit ("parking only above N MiB" in its log: HeadroomPercent= plus
 # HysteresisPercent=).  MemAvailable is MemFree less the kernel's reserve

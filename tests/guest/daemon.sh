@@ -41,6 +41,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/mem.sh"
 
 RPMD=${REGIONPMD:-$top/build/regionpmd}
 JUDGE=$top/build/tools/kpageflags-regions
@@ -61,8 +62,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 bias() { cat /sys/module/regionpm/parameters/bias 2>/dev/null; }
 # The free pages the kernel keeps for allocations that regions outside
 # ZONE_DMA serve: per zone the high watermark plus its largest lowmem
@@ -78,8 +77,6 @@ kernel_reserve() {
 }
 # "regions N empty N with-unmovable N bound-simple N bound-tight N ... bound-kept N"
 judge() { "$JUDGE" -k "$(kernel_reserve)" | tail -1; }
-field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
-oom_kills() { vmstat oom_kill; }
 
 if [ ! -x "$RPMD" ]; then
 	tap_fail "regionpmd binary exists at $RPMD" "build it with make"

@@ -20,6 +20,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/mem.sh"
 
 UNIT=regionpmd.service
 CTL=/usr/bin/regionpmctl	# the packaged one (a make install copy in /usr/local would come first in PATH)
@@ -28,7 +29,6 @@ export DEBIAN_FRONTEND=noninteractive
 
 bail() { tap_fail "$1" "$2"; tap_done; exit 1; }
 diag() { sed 's/^/#   /'; }
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 section() { echo "# ---- $1 (uptime $(cut -d' ' -f1 /proc/uptime) s)"; }
 journal() { timeout 60 journalctl -b -u "$UNIT" --no-pager "$@" 2>&1; }
 # installed, config-files, ...; empty or not-installed when dpkg has no package

@@ -25,6 +25,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/mem.sh"
 
 PARK_WAIT=${REGIONPM_E2E_PARK_WAIT:-90}
 UNIT=regionpmd.service
@@ -42,7 +43,6 @@ bail() { # description why: a failure that makes the rest meaningless
 	exit 1
 }
 diag() { sed 's/^/#   /'; }
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 section() { # title: a diagnostic with the guest's uptime and memory (TCG can be slow)
 	echo "# ---- $1 (uptime $(cut -d' ' -f1 /proc/uptime) s; MemTotal $(meminfo MemTotal) kB, MemAvailable $(meminfo MemAvailable) kB)"
 }

@@ -16,6 +16,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/mem.sh"
 
 WAIT=${REGIONPM_E2E_PARK_WAIT:-120}
 UNIT=regionpmd.service
@@ -23,7 +24,6 @@ RECORD=/run/regionpmd/offlined-blocks
 export SYSTEMD_PAGER='' SYSTEMD_COLORS=0 PAGER=cat
 
 bail() { tap_fail "$1" "$2"; tap_done; exit 1; }
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 journal() { timeout 60 journalctl -b -u "$UNIT" --no-pager "$@" 2>&1; }
 recorded() { [ -s "$RECORD" ] && wc -l < "$RECORD" || echo 0; }
 

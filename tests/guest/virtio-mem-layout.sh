@@ -10,9 +10,9 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/mem.sh"
 . "$top/tests/lib/hotplug.sh"
 
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 
 device() {
 	ls -d /sys/bus/virtio/drivers/virtio_mem/virtio* 2>/dev/null | head -1

@@ -27,6 +27,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/mem.sh"
 . "$top/tests/lib/hotplug.sh"
 . "$top/tests/lib/virtio-mem.sh"
 
@@ -49,8 +50,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-oom_kills() { awk '$1 == "oom_kill" { print $2 }' /proc/vmstat; }
 
 # Regions of the device: those at or above 4 GiB (run-vm keeps the boot
 # memory below).  regionpm.region_size 0 means the memory block size.
