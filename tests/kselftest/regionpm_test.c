@@ -1201,6 +1201,18 @@ static void log_region(struct __test_metadata *_metadata, const char *what,
 		       r->detail[REGIONPM_A_DETAIL_HUGE]);
 }
 
+/* A compaction's result, as one line: @what, the counts, the obstacle, the extack. */
+static void log_compact_res(struct __test_metadata *_metadata, const char *what,
+			    const struct rpm_compact_res *res, const char *msg)
+{
+	TH_LOG("%s: scanned %" PRIu64 " migrated %" PRIu64 " dropped %" PRIu64 " skipped %"
+	       PRIu64 " failed %" PRIu64 " free %" PRIu64 " in %" PRIu64
+	       " ms, obstacle %s at pfn %#" PRIx64 " \"%s\"", what, res->scanned,
+	       res->migrated, res->dropped, res->skipped, res->failed, res->free_pages,
+	       res->elapsed_ns / 1000000, obstacle_name(res->obstacle), res->obstacle_pfn,
+	       msg);
+}
+
 /* After a refused park: what region @id still holds, from a fresh scan. */
 static void log_refused(struct __test_metadata *_metadata, struct rpm *s, uint32_t id)
 {
@@ -2148,13 +2160,7 @@ TEST_F_TIMEOUT(regionpm, compact_migrate_keeps_data, 900)
 	err = rpm_compact(&self->rpm, &rq, &res, &ack);
 	ASSERT_EQ(0, err) TH_LOG("REGION_COMPACT %u mode migrate: %s, extack \"%s\"",
 				 cand, strerror(-err), ack.msg);
-	TH_LOG("scanned %" PRIu64 " migrated %" PRIu64 " dropped %" PRIu64 " skipped %" PRIu64
-	       " failed %" PRIu64 " free %" PRIu64 " in %" PRIu64 " ms",
-	       res.scanned, res.migrated, res.dropped, res.skipped, res.failed,
-	       res.free_pages, res.elapsed_ns / 1000000);
-	if (res.obstacle != REGIONPM_OBSTACLE_NONE)
-		TH_LOG("obstacle %s at pfn %#" PRIx64 ": \"%s\"", obstacle_name(res.obstacle),
-		       res.obstacle_pfn, ack.msg);
+	log_compact_res(_metadata, "migrate", &res, ack.msg);
 	EXPECT_EQ(cand, res.id);
 	EXPECT_LT(0UL, res.migrated) TH_LOG("nothing migrated out of a region with %" PRIu64 " movable pages",
 					  region_movable(&before));
@@ -2412,10 +2418,7 @@ TEST_F_TIMEOUT(regionpm, compact_drop_clean_not_dirty, 900)
 	err = rpm_compact(&self->rpm, &rq, &res, &ack);
 	ASSERT_EQ(0, err) TH_LOG("REGION_COMPACT %u mode drop: %s, extack \"%s\"",
 				 cand, strerror(-err), ack.msg);
-	TH_LOG("scanned %" PRIu64 " migrated %" PRIu64 " dropped %" PRIu64 " skipped %" PRIu64
-	       " failed %" PRIu64 " free %" PRIu64 ", obstacle %s \"%s\"",
-	       res.scanned, res.migrated, res.dropped, res.skipped, res.failed,
-	       res.free_pages, obstacle_name(res.obstacle), ack.msg);
+	log_compact_res(_metadata, "drop", &res, ack.msg);
 	ASSERT_EQ(0, region_get_detail(_metadata, &self->rpm, cand, &after));
 	log_region(_metadata, "after", &after);
 
@@ -6555,9 +6558,7 @@ TEST_F_TIMEOUT(regionpm, compact_moves_shmem_thp_mlocked_hugetlb, 900)
 	err = rpm_compact(&self->rpm, &rq, &res, &ack);
 	ASSERT_EQ(0, err) TH_LOG("REGION_COMPACT %u mode drop: %s, extack \"%s\"",
 				 id, strerror(-err), ack.msg);
-	TH_LOG("drop: scanned %" PRIu64 " migrated %" PRIu64 " dropped %" PRIu64 " skipped %"
-	       PRIu64 " failed %" PRIu64 ", obstacle %s \"%s\"", res.scanned, res.migrated,
-	       res.dropped, res.skipped, res.failed, obstacle_name(res.obstacle), ack.msg);
+	log_compact_res(_metadata, "drop", &res, ack.msg);
 	ASSERT_EQ(0, region_get_detail(_metadata, &self->rpm, id, &after));
 	log_region(_metadata, "after drop", &after);
 	EXPECT_EQ(0UL, res.migrated) TH_LOG("mode drop must not migrate anything");
@@ -6575,10 +6576,7 @@ TEST_F_TIMEOUT(regionpm, compact_moves_shmem_thp_mlocked_hugetlb, 900)
 	err = rpm_compact(&self->rpm, &rq, &res, &ack);
 	ASSERT_EQ(0, err) TH_LOG("REGION_COMPACT %u mode migrate: %s, extack \"%s\"",
 				 id, strerror(-err), ack.msg);
-	TH_LOG("migrate: scanned %" PRIu64 " migrated %" PRIu64 " dropped %" PRIu64 " skipped %"
-	       PRIu64 " failed %" PRIu64 " free %" PRIu64 ", obstacle %s at pfn %#" PRIx64
-	       " \"%s\"", res.scanned, res.migrated, res.dropped, res.skipped, res.failed,
-	       res.free_pages, obstacle_name(res.obstacle), res.obstacle_pfn, ack.msg);
+	log_compact_res(_metadata, "migrate", &res, ack.msg);
 	ASSERT_EQ(0, region_get_detail(_metadata, &self->rpm, id, &after));
 	log_region(_metadata, "after migrate", &after);
 	moved_kinds = before.detail[REGIONPM_A_DETAIL_SHMEM] + before.detail[REGIONPM_A_DETAIL_ANON] +
