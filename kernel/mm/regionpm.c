@@ -1091,20 +1091,32 @@ bool regionpm_region_has_memory(unsigned long id)
 	return atomic_long_read(&r->managed) || r->parked;
 }
 
+/*
+ * The pages of the free buddy block @page heads, 0 if none.  Unlocked: an
+ * order above MAX_PAGE_ORDER (a block being merged or split) counts as no
+ * block, and the page is looked at on its own.
+ */
+unsigned long regionpm_buddy_pages(struct page *page)
+{
+	unsigned int order;
+
+	if (!PageBuddy(page))
+		return 0;
+	order = buddy_order_unsafe(page);
+	return order <= MAX_PAGE_ORDER ? 1UL << order : 0;
+}
+
 unsigned long regionpm_range_free(unsigned long start_pfn, unsigned long nr)
 {
-	unsigned long pfn, free = 0;
+	unsigned long pfn, free = 0, n;
 
 	for (pfn = start_pfn; pfn < start_pfn + nr; pfn++) {
 		struct page *page = pfn_to_online_page(pfn);
 
-		if (page && PageBuddy(page)) {
-			unsigned int order = buddy_order_unsafe(page);
-
-			if (order <= MAX_PAGE_ORDER) {
-				free += 1UL << order;
-				pfn += (1UL << order) - 1;
-			}
+		n = page ? regionpm_buddy_pages(page) : 0;
+		if (n) {
+			free += n;
+			pfn += n - 1;
 		}
 		if (!(pfn & 1023))
 			cond_resched();
@@ -1166,12 +1178,10 @@ void regionpm_region_detail(unsigned long id, struct regionpm_detail *d)
 			continue;
 		}
 		if (PageBuddy(page)) {
-			unsigned int order = buddy_order_unsafe(page);
+			unsigned long n = regionpm_buddy_pages(page);
 
-			if (order <= MAX_PAGE_ORDER) {
-				d->free += 1UL << order;
-				pfn += (1UL << order) - 1;
-			}
+			d->free += n;
+			pfn += n ? n - 1 : 0;
 			continue;
 		}
 		if (PageCompound(page) || PageHuge(page))

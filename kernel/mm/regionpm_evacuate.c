@@ -421,9 +421,7 @@ static int evacuate_pageblock(struct evac *ev, unsigned long start)
 			continue;
 		}
 		if (PageBuddy(page)) {
-			unsigned int order = buddy_order_unsafe(page);
-
-			pfn += order <= MAX_PAGE_ORDER ? 1UL << order : 1;
+			pfn += max(regionpm_buddy_pages(page), 1UL);
 			continue;
 		}
 		if (PageOffline(page) || PageReserved(page)) {
@@ -1710,19 +1708,9 @@ static bool range_has_unmovable(unsigned long start, unsigned long end,
 
 			if (!(pfn & (pageblock_nr_pages - 1)))
 				cond_resched();
-			if (!page) {
-				pfn++;
-				continue;
-			}
-			if (PageBuddy(page)) {
-				unsigned int order = buddy_order_unsafe(page);
-
-				pfn += order <= MAX_PAGE_ORDER ? 1UL << order : 1;
-				continue;
-			}
-			if (PageReserved(page) || PageSlab(page) || PageTable(page))
+			if (page && (PageReserved(page) || PageSlab(page) || PageTable(page)))
 				return true;
-			pfn++;
+			pfn += page ? max(regionpm_buddy_pages(page), 1UL) : 1;
 		}
 	}
 	return false;

@@ -140,6 +140,7 @@ bool regionpm_region_has_memory(unsigned long id);
 void regionpm_present_changed(unsigned long start_pfn, long nr_pages);
 unsigned long regionpm_block_memmap_pages(unsigned long pfn);
 void regionpm_region_detail(unsigned long id, struct regionpm_detail *d);
+unsigned long regionpm_buddy_pages(struct page *page);
 unsigned long regionpm_range_free(unsigned long start_pfn, unsigned long nr);
 
 /* regionpm_evacuate.c */
