@@ -4345,6 +4345,23 @@ static void contig_takes_back(struct __test_metadata *_metadata, struct rpm *s,
 	EXPECT_EQ(0, write_text(ALLOC_TEST, "free"));
 }
 
+/*
+ * Before a claim: nothing held by the test interface from an earlier test,
+ * no page cache (parks need no reclaim), and the park candidates.
+ */
+static int contig_candidates(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(regionpm) *self, struct regions *rs,
+			     uint32_t *cands, int max)
+{
+	uint64_t held, failed;
+
+	ASSERT_EQ(0, alloc_test_state(&held, &failed));
+	ASSERT_EQ(0UL, held) TH_LOG("the test interface holds pages from an earlier test");
+	sync();
+	write_text("/proc/sys/vm/drop_caches", "1");
+	return park_candidates(_metadata, self, rs, cands, max);
+}
+
 TEST_F_TIMEOUT(regionpm, contig_alloc_takes_back_parked_and_held, 600)
 {
 	struct regions rs = { 0 };
@@ -4353,7 +4370,7 @@ TEST_F_TIMEOUT(regionpm, contig_alloc_takes_back_parked_and_held, 600)
 	struct rpm_ack ack;
 	struct rpm ev;
 	uint32_t cands[8], id;
-	uint64_t mt0, parked, held, failed;
+	uint64_t mt0, parked;
 	int ncand, idx, i, err;
 
 	if (!alloc_test_ready())
@@ -4362,12 +4379,7 @@ TEST_F_TIMEOUT(regionpm, contig_alloc_takes_back_parked_and_held, 600)
 	EXPECT_EQ(-EINVAL, alloc_test_contig(1ULL << 40, CONTIG_TAKE));
 	EXPECT_EQ(-EINVAL, alloc_test_contig(0x100000, 0));
 	EXPECT_EQ(-EINVAL, alloc_test_contig(0x100000, (1ULL << 30) / self->pgsz + 1));
-	ASSERT_EQ(0, alloc_test_state(&held, &failed));
-	ASSERT_EQ(0UL, held) TH_LOG("the test interface holds pages from an earlier test");
-
-	sync();
-	write_text("/proc/sys/vm/drop_caches", "1");
-	ncand = park_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
+	ncand = contig_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
 	ASSERT_LE(0, ncand);
 	if (!ncand)
 		SKIP(return, "no active region without unmovable pages to park");
@@ -6707,16 +6719,12 @@ TEST_F_TIMEOUT(regionpm, contig_alloc_that_must_fail_keeps_parked, 600)
 	struct rpm_ack ack;
 	struct rpm ev;
 	uint32_t cands[16], with_nb[16];
-	uint64_t mt0, parked, pin, first, last, held, failed;
+	uint64_t mt0, parked, pin, first, last;
 	int ncand, n = 0, i, idx, err;
 
 	if (!alloc_test_ready())
 		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
-	ASSERT_EQ(0, alloc_test_state(&held, &failed));
-	ASSERT_EQ(0UL, held) TH_LOG("the test interface holds pages from an earlier test");
-	sync();
-	write_text("/proc/sys/vm/drop_caches", "1");
-	ncand = park_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
+	ncand = contig_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
 	ASSERT_LE(0, ncand);
 	for (i = 0; i < ncand; i++) {
 		for (idx = 0; idx < rs.n && rs.r[idx].id != cands[i]; idx++)
