@@ -6646,9 +6646,10 @@ TEST_F_TIMEOUT(regionpm, compact_moves_shmem_thp_mlocked_hugetlb, 900)
  * regionpm does; and a gigantic huge page is looked for range after range
  * over a whole zone, so giving back before such a call undid every park
  * in the zone for nothing.  The range here is a parked region plus the
- * part of a neighbour (same zone and node) that holds such pages: the
- * region must stay parked, no release event, MemTotal unchanged.  Then the
- * same call over the parked region alone still gets it back.
+ * regions up to the nearest one (same zone and node, within 1 GiB) that
+ * holds such pages: the region must stay parked, no release event,
+ * MemTotal unchanged.  Then the same call over the parked region alone
+ * still gets it back.
  */
 #define PIN_FLAGS (BIT64(KPF_RESERVED) | BIT64(KPF_SLAB) | BIT64(KPF_PGTABLE))
 
@@ -6658,27 +6659,47 @@ static uint64_t region_pinning(const struct rpm_region *r)
 	       r->detail[REGIONPM_A_DETAIL_RESERVED];
 }
 
-/* @p's active neighbour in its one zone and node with most such pages, or NULL. */
-static const struct rpm_region *pinned_neighbour(const struct regions *rs,
-						 const struct rpm_region *p)
+/* Is @r online memory of @p's one zone and node (active or parked)? */
+static bool same_zone(const struct rpm_region *r, const struct rpm_region *p)
 {
-	const struct rpm_region *best = NULL;
-	int i;
+	return r && r->nzones == 1 && !strcmp(r->zones[0], p->zones[0]) && r->node == p->node &&
+	       (r->state == REGIONPM_REGION_STATE_ACTIVE ||
+		r->state == REGIONPM_REGION_STATE_PARKED);
+}
 
-	if (p->nzones != 1)
+/*
+ * The active region nearest @p, at most @max_dist regions away, that holds
+ * such pages, with every region from @p to it in @p's one zone and node
+ * (so one claim can span them); NULL if none.
+ */
+static const struct rpm_region *pinned_near(const struct regions *rs,
+					    const struct rpm_region *p, uint32_t max_dist)
+{
+	const struct rpm_region *r = NULL;
+	uint32_t d;
+	int dir;
+
+	if (!p || p->nzones != 1)
 		return NULL;
-	for (i = 0; i < rs->n; i++) {
-		const struct rpm_region *r = &rs->r[i];
+	for (d = 1; d <= max_dist; d++) {
+		for (dir = -1; dir <= 1; dir += 2) {
+			uint32_t k;
 
-		if (r->id + 1 != p->id && r->id != p->id + 1)
-			continue;
-		if (r->state != REGIONPM_REGION_STATE_ACTIVE || !r->has_detail ||
-		    r->nzones != 1 || strcmp(r->zones[0], p->zones[0]) || r->node != p->node)
-			continue;
-		if (region_pinning(r) && (!best || region_pinning(r) > region_pinning(best)))
-			best = r;
+			if (dir < 0 && d > p->id)
+				continue;
+			for (k = 1; k <= d; k++) {
+				r = region_find(rs, (uint32_t)(p->id + dir * (int64_t)k));
+				if (!same_zone(r, p))
+					break;
+			}
+			if (k <= d || !r)
+				continue;	/* another zone, a hole or the end between */
+			if (r->state == REGIONPM_REGION_STATE_ACTIVE && r->has_detail &&
+			    region_pinning(r))
+				return r;
+		}
 	}
-	return best;
+	return NULL;
 }
 
 /*
@@ -6719,24 +6740,27 @@ TEST_F_TIMEOUT(regionpm, contig_alloc_that_must_fail_keeps_parked, 600)
 	struct rpm_ack ack;
 	struct rpm ev;
 	uint32_t cands[16], with_nb[16];
-	uint64_t mt0, parked, pin, first, last;
+	uint64_t mt0, parked, pin, first, last, claim_max;
+	uint32_t max_dist;
 	int ncand, n = 0, i, idx, err;
 
 	if (!alloc_test_ready())
 		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
+	/* The test interface claims at most 1 GiB: the regions that fit in it. */
+	claim_max = (1ULL << 30) / self->pgsz;
+	max_dist = self->region_pages < claim_max ? claim_max / self->region_pages - 1 : 1;
+	if (!max_dist)
+		max_dist = 1;
 	ncand = contig_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
 	ASSERT_LE(0, ncand);
-	for (i = 0; i < ncand; i++) {
-		for (idx = 0; idx < rs.n && rs.r[idx].id != cands[i]; idx++)
-			;
-		if (idx < rs.n && pinned_neighbour(&rs, &rs.r[idx]))
+	for (i = 0; i < ncand; i++)
+		if (pinned_near(&rs, region_find(&rs, cands[i]), max_dist))
 			with_nb[n++] = cands[i];
-	}
 	if (!n) {
-		/* Every machine has kernel pages; a layout without them beside a candidate is rare. */
+		/* Slab, page tables or boot memory within 1 GiB of some candidate: nearly always. */
 		SKIP(regions_free(&rs); return,
-		     "none of %d park candidates has a neighbour with reserved, slab or page-table pages in its zone",
-		     ncand);
+		     "none of %d park candidates has reserved, slab or page-table pages within %u regions in its zone",
+		     ncand, max_dist);
 	}
 	ASSERT_EQ(0, rpm_events_open(&ev, &ack)) TH_LOG("events listener: %s", ack.msg);
 	mt0 = memtotal_pages();
@@ -6744,10 +6768,7 @@ TEST_F_TIMEOUT(regionpm, contig_alloc_that_must_fail_keeps_parked, 600)
 	ASSERT_LE(0, idx) TH_LOG("none of %d candidate regions could be parked", n);
 	ASSERT_EQ(0, rpm_region_get(&self->rpm, with_nb[idx], false, &p, &ack));
 	parked = p.parked;
-	for (i = 0; i < rs.n && rs.r[i].id != p.id; i++)
-		;
-	ASSERT_LT(i, rs.n);
-	nb = pinned_neighbour(&rs, &rs.r[i]);
+	nb = pinned_near(&rs, region_find(&rs, p.id), max_dist);
 	ASSERT_NE(NULL, nb);
 
 	pin = pinned_pfn(nb, nb->id > p.id);
@@ -6758,12 +6779,12 @@ TEST_F_TIMEOUT(regionpm, contig_alloc_that_must_fail_keeps_parked, 600)
 	if (nb->id < p.id) {
 		first = pin & ~(self->pageblock - 1);
 		last = p.start_pfn + p.spanned;
-		if (last - first > (1ULL << 30) / self->pgsz)
+		if (last - first > claim_max)
 			last = p.start_pfn + CONTIG_TAKE;
 	} else {
 		first = p.start_pfn;
 		last = (pin | (self->pageblock - 1)) + 1;
-		if (last - first > (1ULL << 30) / self->pgsz)
+		if (last - first > claim_max)
 			first = p.start_pfn + p.spanned - CONTIG_TAKE;
 	}
 	TH_LOG("region %u parked (%" PRIu64 " pages); region %u holds %" PRIu64
