@@ -1094,7 +1094,7 @@ bool regionpm_region_has_memory(unsigned long id)
 /*
  * The pages of the free buddy block @page heads, 0 if none.  Unlocked: an
  * order above MAX_PAGE_ORDER (a block being merged or split) counts as no
- * block, and the page is looked at on its own.
+ * block, and the caller steps one page.
  */
 unsigned long regionpm_buddy_pages(struct page *page)
 {
