@@ -1159,7 +1159,6 @@ int manager_pass(struct manager *m)
 	sys.psi_event = m->psi_event;
 	m->psi_event = false;
 	sys.no_kernel_release = !(backend_caps(m->backend) & RPM_CAP_KERNEL_RELEASE);
-	sys.migrates_only_by_parking = !(backend_caps(m->backend) & RPM_CAP_MIGRATE);
 	sys.reclaim_watch_pages = m->reclaim_watch_pages;
 	m->reclaim_watch_pages = 0;
 	if (m->info.bias)

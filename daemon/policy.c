@@ -261,11 +261,6 @@ static void count_zones(struct pass *p)
  * (daemon-movable: 6 of 8), and refused the park of regions already
  * emptied in ZONE_NORMAL (fragment at 8 GiB: they filled again).
  */
-static uint64_t sub_floor0(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
 static uint64_t zone_floor(const struct zone_acct *z)
 {
 	return z->total * RPM_POLICY_ZONE_FLOOR_PERMILLE / 1000;
@@ -292,33 +287,16 @@ static bool zone_can_give(struct pass *p, const struct rpm_region *r, uint64_t p
 	return z.free >= pages && z.free - pages >= zone_floor(&z);
 }
 
-/*
- * @pages moved out of r fit in the free pages its zone has outside the
- * regions left open (@open_free per slot), above the zone's floor: a
- * region only emptied, not parked, is not worth moving its pages to
- * another node, or into the last free pages of its zone.
- */
-static bool zone_takes_moves(const struct pass *p, const struct rpm_region *r,
-			     const uint64_t *open_free, uint64_t pages)
-{
-	unsigned slot = zone_slot(r), kind = slot % RPM_POLICY_ZONE_KINDS;
-	struct zone_acct z = p->zones[slot];
-
-	z.free = sub_floor0(z.free, open_free[slot]);
-	if (kind == RPM_ZONE_KIND_MOVABLE)
-		for (unsigned k = 0; k < kind; k++) {
-			z.free += sub_floor0(p->zones[slot - kind + k].free,
-					     open_free[slot - kind + k]);
-			z.total += p->zones[slot - kind + k].total;
-		}
-	return z.free >= pages && z.free - pages >= zone_floor(&z);
-}
-
 static void zone_take(struct pass *p, const struct rpm_region *r, uint64_t pages)
 {
 	struct zone_acct *z = &p->zones[zone_slot(r)];
 
 	z->free -= pages < z->free ? pages : z->free;
+}
+
+static uint64_t sub_floor0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
 }
 
 static bool region_in_movable(const struct rpm_region *r)
@@ -1307,8 +1285,8 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 {
 	uint64_t hist[RPM_POLICY_COST_BUCKETS] = { 0 };
 	struct rpm_plan_summary *sum = &p->st->plan;
-	uint64_t used = 0, cap = 0, free_need;
-	uint64_t reclaimable, all_active = 0, slack, need_low, marks, kept_free, kept_low, need_core;
+	uint64_t used = 0, cap = 0, need, free_need, reserve;
+	uint64_t reclaimable, all_active = 0, slack, need_low, marks, kept_free, kept_low;
 	unsigned threshold = RPM_POLICY_COST_BUCKETS;	/* keep buckets above */
 	uint64_t in_threshold = 0;	/* capacity still to take from it */
 	struct plan pl;
@@ -1336,8 +1314,14 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	}
 	keep_within_cap(p, hist, &cap);
 	keep_low_room(p, hist, &cap);
+	/*
+	 * After the plan MemAvailable is the free memory of the keep set plus
+	 * what it can reclaim: only the part of the headroom that reclaimable
+	 * memory does not cover has to be free.
+	 */
 	reclaimable = p->sys->mem_available_pages > p->sys->mem_free_pages ?
 		      p->sys->mem_available_pages - p->sys->mem_free_pages : 0;
+	free_need = p->park_limit > reclaimable ? p->park_limit - reclaimable : 0;
 	slack = p->region_pages / 16;	/* allocations between two passes */
 	/*
 	 * Whatever the headroom, the keep set keeps the kernel's reserve
@@ -1350,6 +1334,7 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	 */
 	marks = p->sys->marks_valid ? p->sys->kernel_reserve_pages : 0;
 	kept_free = marks + (cache_room > slack ? cache_room : slack);
+	reserve = free_need > kept_free ? free_need : kept_free;
 	/*
 	 * Idle cache counts as used: it is dropped only where the keep set
 	 * has no room for it (vacate()).  Planned away, it was dropped
@@ -1357,20 +1342,9 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	 * though nothing was short of memory (fileserver at 8 GiB with
 	 * movablecore=50%: 99,828 pages dropped, and the hot phase read
 	 * 18.9 % of its hot set back from disk; stock reads none of it).
-	 *
-	 * The headroom (the park limit) is no part of it: the regions with
-	 * pages are planned for the pages in use and the kernel's reserve,
-	 * and the rest of the headroom stays in whole empty regions that
-	 * the park limit leaves unparked (spare, see park_spare() and
-	 * vacate()); their free pages are MemAvailable like any other.
-	 * Planned for the headroom as well, the kept regions were the
-	 * dearest ones until their free pages covered it, and the headroom
-	 * stayed scattered over them: vmhost at 8 GiB ended with 168,000
-	 * free pages, five regions' worth, over 30 kept regions, and 28
-	 * regions empty where 33 could be.
 	 */
-	need_core = used + kept_free;
-	sum->need_pages = need_core;
+	need = used + reserve;
+	sum->need_pages = need;
 	/*
 	 * Parked memory comes back only when even every active region is too
 	 * little with the lower (unpark) headroom: park and unpark thresholds
@@ -1398,8 +1372,8 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 	sum->cache_reserve = cache_room;
 
 	/* Dearest to empty first: find the bucket where the capacity suffices. */
-	if (cap < need_core)
-		threshold = hist_threshold(hist, RPM_POLICY_COST_BUCKETS, need_core - cap,
+	if (cap < need)
+		threshold = hist_threshold(hist, RPM_POLICY_COST_BUCKETS, need - cap,
 					   &in_threshold);
 	for (size_t i = 0; i < p->n_regions; i++) {
 		struct rpm_region *r = &p->regions[i];
@@ -1422,18 +1396,14 @@ static uint64_t plan_keep_set(struct pass *p, uint64_t cache_room)
 			sum->targets++;
 		}
 	}
-	/*
-	 * Empty regions fill what the capacity still lacks, lowest first;
-	 * the others are spare: parked as far as the park limit allows,
-	 * kept empty (the headroom) beyond it.
-	 */
+	/* Empty regions fill what the capacity still lacks, lowest first. */
 	for (size_t i = 0; i < p->n_regions; i++) {
 		struct rpm_region *r = &p->regions[i];
 
 		classify(p, r, &pl);
 		if (pl.klass != K_EMPTY || r->role == RPM_ROLE_KEEP)
 			continue;
-		if (cap < need_core) {
+		if (cap < need) {
 			r->role = RPM_ROLE_KEEP;
 			cap += r->managed_pages;
 			sum->keep++;
@@ -1697,8 +1667,7 @@ static size_t top_targets(struct pass *p, struct pick *top)
  * emptied in turn.  Returns false when the bucket ran dry before the
  * region was planned to its end.
  */
-static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl,
-		    bool headroom)
+static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl)
 {
 	struct rpm_policy_state *st = p->st;
 	uint64_t cap = p->cfg->budget_pages_per_region;
@@ -1737,7 +1706,6 @@ static bool compact(struct pass *p, struct rpm_region *r, const struct plan *pl,
 			p->avail -= avail_cost;
 		} else {
 			emit(p, RPM_ACT_COMPACT, r->id, pl->mode, budget,
-			     headroom ? "empty it, left unparked for the headroom" :
 			     pl->mode == RPM_COMPACT_BOTH ?
 			     "drop idle cache, migrate the rest" : "migrate");
 		}
@@ -1791,97 +1759,16 @@ static void keep_cache(const struct pass *p, struct plan *pl)
 	pl->drop = 0;
 }
 
-/* An action of this pass on region @id: @kind, a compacting park for RPM_ACT_PARK. */
-static bool emitted(const struct pass *p, enum rpm_action_kind kind, uint32_t id)
-{
-	for (size_t i = 0; i < p->n; i++)
-		if (p->out[i].kind == kind && p->out[i].region == id)
-			return true;
-	return false;
-}
-
-/*
- * The spare regions the park limit leaves unparked hold the headroom as
- * whole empty regions: their free pages are no room for moves, or the
- * pages moved out of one target fill them and they are emptied next.
- */
-static void keep_spares_empty(struct pass *p)
-{
-	for (size_t i = 0; i < p->n_regions; i++) {
-		struct rpm_region *r = &p->regions[i];
-
-		if (r->role == RPM_ROLE_SPARE && r->state == RPM_REGION_ACTIVE &&
-		    !held_by_us(r) && !emitted(p, RPM_ACT_PARK, r->id))
-			room_take_free(&p->room, r, r->free_pages);
-	}
-}
-
-/* Pages are moving (or will) to empty a target that will be parked. */
-static bool moves_under_way(const struct pass *p)
-{
-	for (size_t i = 0; i < p->n; i++)
-		if (p->out[i].kind == RPM_ACT_COMPACT || p->out[i].kind == RPM_ACT_HOLD ||
-		    (p->out[i].kind == RPM_ACT_PARK && p->out[i].compact_first))
-			return true;
-	for (size_t i = 0; i < p->n_regions; i++)
-		if (p->regions[i].role == RPM_ROLE_TARGET && held_by_us(&p->regions[i]))
-			return true;
-	return false;
-}
-
-/*
- * After the targets to park, one the park limit leaves open: emptied, it
- * stays empty as part of the headroom (its free pages are out of the
- * room for later moves, keep_spares_empty()), and it is the first parked
- * once MemAvailable allows (park_spare()).  Only when no page moves for
- * a park, one region at a time, cheapest first, and only if its pages
- * fit above the kernel's marks outside every target: moved into another
- * target's free pages, they would move again when that one is emptied.
- * Returns false when the token bucket ran dry.
- */
-static bool vacate_open(struct pass *p, struct pick *top, const bool *open, size_t n)
-{
-	uint64_t open_free[RPM_POLICY_ZONE_SLOTS] = { 0 };
-	struct room outside = p->room;
-	size_t i;
-
-	/* A backend that moves pages only by parking could not do it. */
-	if (p->sys->migrates_only_by_parking)
-		return true;
-	for (i = 0; i < n && !open[i]; i++)
-		;
-	if (i == n || moves_under_way(p))
-		return true;
-	for (size_t k = 0; k < p->n_regions; k++) {
-		const struct rpm_region *r = &p->regions[k];
-
-		if (r->state != RPM_REGION_ACTIVE || held_by_us(r))
-			continue;
-		if (r->role == RPM_ROLE_TARGET)
-			room_take_free(&outside, r, r->free_pages);
-		if (r->role == RPM_ROLE_TARGET ||
-		    (r->role == RPM_ROLE_SPARE && !emitted(p, RPM_ACT_PARK, r->id)))
-			open_free[zone_slot(r)] += r->free_pages;
-	}
-	for (; i < n; i++)
-		if (open[i] && room_fits(&outside, top[i].r, 0, top[i].pl.migrate) &&
-		    zone_takes_moves(p, top[i].r, open_free, top[i].pl.migrate))
-			return compact(p, top[i].r, &top[i].pl, true);
-	return true;
-}
-
 static void vacate(struct pass *p)
 {
 	struct pick top[RPM_POLICY_TOPK];
 	size_t n = top_targets(p, top);
 	bool broke = false;	/* no tokens for another compact call */
 	bool cache_fits = room_for_all(p, top, n);
-	bool open[RPM_POLICY_TOPK] = { false };	/* the park limit leaves it open */
 
 	for (size_t i = 0; i < n && p->n < p->max_actions; i++) {
 		struct rpm_region *r = top[i].r;
 		struct plan *pl = &top[i].pl;
-		bool parkable;
 
 		if (pl->need_scan) {
 			if (p->prep < RPM_POLICY_MAX_PREP &&
@@ -1893,13 +1780,8 @@ static void vacate(struct pass *p)
 			continue;
 		if (cache_fits)
 			keep_cache(p, pl);
-		parkable = !p->cfg->park || parkable_once_empty(p, r, pl);
-		/*
-		 * The pages that move must fit outside the region, above the
-		 * headroom, if it is parked; left open, it keeps its free
-		 * pages and MemAvailable does not change.
-		 */
-		if (parkable && pl->migrate > p->absorb)
+		/* The pages that move must fit outside the region, above the headroom. */
+		if (pl->migrate > p->absorb)
 			continue;
 		/*
 		 * ... and into free memory above the kernel's marks: moved into
@@ -1914,21 +1796,16 @@ static void vacate(struct pass *p)
 		if (!room_fits(&p->room, r, held_now(p, r) ? 0 : r->free_pages, pl->migrate))
 			continue;
 		/*
-		 * Empty what can be parked once empty first.  A region emptied
+		 * Empty only what can be parked once empty.  A region emptied
 		 * and then refused its park (the zone's floor, the headroom)
-		 * stays open: emptied before the others, the next target's
-		 * pages landed in it, and the daemon moved whole regions back
-		 * and forth (fragment at 8 GiB: two regions traded 5,120 pages
-		 * a second).
+		 * stays open: the next target's pages land in it, and the
+		 * daemon moved whole regions back and forth (fragment at
+		 * 8 GiB: two regions traded 5,120 pages a second).
 		 */
-		if (!parkable) {
-			open[i] = true;
+		if (p->cfg->park && !parkable_once_empty(p, r, pl))
 			continue;
-		}
-		broke = !compact(p, r, pl, false);
+		broke = !compact(p, r, pl);
 	}
-	if (!broke && p->n < p->max_actions)
-		broke = !vacate_open(p, top, open, n);
 	/* Work left that only time (tokens) or the next pass's slots allow. */
 	p->waiting = broke || (n && p->n >= p->max_actions);
 	/*
@@ -2256,8 +2133,6 @@ size_t policy_decide(const struct rpm_policy_config *cfg,
 	}
 	if (cfg->park)
 		park_spare(&p);
-	if (cfg->park)
-		keep_spares_empty(&p);
 	if (cfg->park)
 		hold_targets(&p);
 	p.absorb = p.avail > p.headroom ? p.avail - p.headroom : 0;

@@ -102,8 +102,6 @@ struct rpm_system {
 	/* Nothing gives parked memory back but us (the stock backend: no
 	 * shrinker, no OOM notifier): pressure gives back everything. */
 	bool no_kernel_release;
-	/* Pages move only by parking their region (stock: offlining). */
-	bool migrates_only_by_parking;
 	/*
 	 * /proc/zoneinfo was read (marks_valid): the free pages the kernel
 	 * keeps (high watermarks and lowmem reserves, its totalreserve_pages)

@@ -330,95 +330,6 @@ static void test_park_respects_headroom(void **state)
 }
 
 /*
- * The headroom is kept as whole empty regions: the regions with pages are
- * planned for the pages in use and the kernel's reserve, and a target the
- * park limit leaves open is emptied too (after the targets to park, not
- * into the free pages of open regions), and left unparked.
- */
-static void headroom_world(struct world *w)
-{
-	world_init(w);
-	w->cfg.headroom_percent = 30;	/* with HysteresisPercent=3: 86,508 pages */
-	w->reclaimable = 0;		/* anonymous memory covers none of it */
-	set_used(w, 2, 16000, 0);
-	set_used(w, 3, 16000, 0);	/* 4-7 empty */
-}
-
-static void test_headroom_in_empty_regions(void **state)
-{
-	struct world w;
-	const struct rpm_action *a;
-
-	(void)state;
-	/*
-	 * 65,768 pages in use fit in regions 0-2.  Parking 7, 6 and 5 leaves
-	 * MemAvailable at 98,072, and the limit lets no fourth region go:
-	 * region 3 is emptied into region 2 all the same, and with region 4
-	 * it holds the headroom.  Planned with the headroom, 0-3 were kept
-	 * and 16,000 pages stayed in region 3.
-	 */
-	headroom_world(&w);
-	decide(&w);
-	assert_int_equal(count_parks(&w), 3);
-	assert_true(has(&w, RPM_ACT_PARK, 7) && has(&w, RPM_ACT_PARK, 5));
-	assert_true(works(&w, 3));
-	a = work(&w);
-	assert_int_equal(a->kind, RPM_ACT_COMPACT);
-	assert_non_null(strstr(a->reason, "headroom"));
-	assert_false(has(&w, RPM_ACT_HOLD, 3));	/* its free pages stay available */
-	assert_false(works(&w, 2) || works(&w, 4));
-
-	/*
-	 * The open region 4's free pages are no room for region 3's pages:
-	 * 15,000 free above the marks elsewhere is too little, 17,000 is not.
-	 */
-	headroom_world(&w);
-	w.sys.marks_valid = true;
-	w.sys.free_above_marks = 4 * RP + (RP - 16000) + 15000;
-	decide(&w);
-	assert_int_equal(count_parks(&w), 3);
-	assert_false(works(&w, 3));
-	headroom_world(&w);
-	w.sys.marks_valid = true;
-	w.sys.free_above_marks = 4 * RP + (RP - 16000) + 17000;
-	decide(&w);
-	assert_true(works(&w, 3));
-
-	/*
-	 * With the default headroom, of two half-full targets one can be
-	 * parked (emptied and parked in one call) and the other not: it is
-	 * left alone while pages move for the park, or they land in it.
-	 */
-	world_init(&w);
-	w.reclaimable = 0;
-	w.cfg.budget_pages_per_region = RP;
-	w.cfg.budget_pages_per_sec = 4 * RP;
-	for (uint32_t i = 2; i < 6; i++)
-		set_used(&w, i, 16000, 0);
-	decide(&w);
-	assert_true(has(&w, RPM_ACT_PARK, 5) && first(&w, RPM_ACT_PARK)->region == 7);
-	assert_false(works(&w, 4));
-	assert_int_equal(count_work(&w), 1);
-	/*
-	 * Parked, with a headroom that lets no other region go: region 4 is
-	 * emptied all the same, and left open.
-	 */
-	set_parked(&w, 5, true, w.sys.now);
-	set_parked(&w, 6, true, w.sys.now);
-	set_parked(&w, 7, true, w.sys.now);
-	w.sys.now += 10 * SEC;
-	w.cfg.headroom_percent = 17;
-	decide(&w);
-	assert_int_equal(count(&w, RPM_ACT_PARK), 0);
-	assert_true(works(&w, 4));
-	assert_int_equal(work(&w)->kind, RPM_ACT_COMPACT);
-	/* Not where pages move only by parking (stock: offlining). */
-	w.sys.migrates_only_by_parking = true;
-	decide(&w);
-	assert_false(works(&w, 4));
-}
-
-/*
  * HeadroomPercent=auto counts the first 2 GiB in full, the next 14 GiB by
  * half and the rest by a fifth; a number counts all of it.
  */
@@ -3044,7 +2955,6 @@ int main(void)
 		cmocka_unit_test(test_no_room_for_actions),
 		cmocka_unit_test(test_parks_empty_highest_first),
 		cmocka_unit_test(test_park_respects_headroom),
-		cmocka_unit_test(test_headroom_in_empty_regions),
 		cmocka_unit_test(test_headroom_base_sliding),
 		cmocka_unit_test(test_park_headroom_auto_large),
 		cmocka_unit_test(test_never_parks_under_pressure),
