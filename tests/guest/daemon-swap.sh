@@ -67,12 +67,42 @@ kept_free() {
 # "... bound-tight N ... bound-kept N": bound-kept is the simple bound
 # with the free pages the daemon must leave counted as used.
 judge() { "$JUDGE" -k "$(kept_free)" | tail -1; }
+# Free hugetlb pool pages leave a region only into a whole free pageblock
+# elsewhere (the kernel replaces each with a fresh huge page while it
+# takes the region).  After the swap storm, slab and page tables sit in
+# most pageblocks of the regions that stay, and there may be none: one
+# run in four, the 16 free pool pages (8,192 pages) ended in two regions
+# whose parks were refused ("still in use"), one short of bound-tight,
+# which counts them as pages any free memory can take.  A region the
+# daemon tried to park (its log says refused) that holds nothing but huge
+# pages counts as kept, beyond the regions its huge pages would fill.
+hugetlb_kept() {
+	python3 - "$log" <<'EOF'
+import re, struct, sys
+refused = {int(r) for r in re.findall(r"region (\d+): park[^:]* refused", open(sys.argv[1]).read())}
+rp = int(open("/sys/devices/system/memory/block_size_bytes").read(), 16) // 4096
+FREE = 1 << 10 | 1 << 20 | 1 << 23	# buddy, no page, offline
+HUGE = 1 << 17
+only = huge = 0
+with open("/proc/kpageflags", "rb") as f:
+    for r in sorted(refused):
+        f.seek(r * rp * 8)
+        flags = [v for (v,) in struct.iter_unpack("<Q", f.read(rp * 8))]
+        h = sum(1 for v in flags if v & HUGE)
+        if h and all(v & (HUGE | FREE) for v in flags):
+            only += 1
+            huge += h
+print(max(0, only - (huge + rp - 1) // rp))
+EOF
+}
 # The target: the bound that keeps regions holding slab, page tables or
-# reserved pages, or the one the headroom allows, whichever is lower.
+# reserved pages, or the one the headroom allows, whichever is lower; less
+# hugetlb_kept.
 target() { # judge line
-	local tight kept
+	local tight kept t
 	tight=$(field bound-tight <<< "$1") kept=$(field bound-kept <<< "$1")
-	echo $(( tight < kept ? tight : kept ))
+	t=$(( tight < kept ? tight : kept ))
+	echo $(( t - $(hugetlb_kept) ))
 }
 
 if [ ! -x "$RPMD" ] || [ ! -d /sys/module/regionpm ]; then
@@ -205,6 +235,7 @@ while [ $(( $(date +%s) - t0 + 5 )) -le "$WAIT" ]; do
 	fi
 done
 mem_parked=$(meminfo MemTotal)
+echo "# refused regions of free pool pages alone, beyond the regions those fill: $(hugetlb_kept)"
 grep -E 'refused|failed|warning|stuck|obstacle' "$log" | head -20 | sed 's/^/#   /'
 tap_check "regionpmd is running" kill -0 "$daemon_pid"
 tap_check "regionpmd parked regions (MemTotal $mem_total0 -> $mem_parked kB)" \
