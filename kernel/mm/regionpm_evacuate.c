@@ -33,6 +33,7 @@
  */
 #define pr_fmt(fmt) "regionpm: " fmt
 
+#include <linux/hugetlb.h>
 #include <linux/memory.h>
 #include <linux/memory_hotplug.h>
 #include <linux/migrate.h>
@@ -211,6 +212,8 @@ struct evac {
 	struct list_head migrate, drop;
 	unsigned long nr_migrate, handled;
 	bool no_room;		/* stopped: no free memory above the marks */
+	bool dissolved;		/* free hugetlb folios replaced: their freeing may lag */
+	bool hugetlb_moved;	/* hugetlb folios migrated: their old ones stay in the pool */
 };
 
 static void note_obstacle(struct evac *ev, unsigned long pfn,
@@ -361,6 +364,79 @@ static bool folio_droppable(struct folio *folio)
  * allows, else queue it for migration if the mode allows.  Returns the
  * pages the folio spans from @pfn on, so the caller can skip its tail pages.
  */
+/*
+ * A free hugetlb pool folio has no reference to take, so it is neither a
+ * free page nor one that migrates.  As alloc_contig_range() does, replace
+ * it with a fresh huge page outside the range (isolated here) and free it,
+ * so that the pool keeps its size and the region empties; a folio someone
+ * took meanwhile is isolated for migration instead.  When no huge page can
+ * be had elsewhere (no whole free pageblock: after a swap storm, slab and
+ * page tables sat in most of them), say so: the park that follows would
+ * only fail with the pages "still in use".
+ */
+static unsigned long evacuate_free_hugetlb(struct evac *ev, unsigned long pfn,
+					   struct page *page, bool count)
+{
+	unsigned long nr = compound_nr(page);
+	LIST_HEAD(taken);
+	int err;
+
+	ev->res->scanned += nr;
+	if (ev->req->mode == REGIONPM_COMPACT_MODE_DROP) {
+		ev->res->skipped += nr;
+		note_obstacle(ev, pfn, REGIONPM_OBSTACLE_MODE);
+		return nr;
+	}
+	/* The fresh folio takes free memory as a migration target does. */
+	if (ev->nr_migrate + nr > room_above_marks(page_zonenum(page))) {
+		ev->no_room = true;
+		ev->res->obstacle = REGIONPM_OBSTACLE_NO_ROOM;
+		ev->res->obstacle_pfn = pfn;
+		ev->res->skipped += nr;
+		return nr;
+	}
+	/* Its allocation's reclaim is ours, as a migration's is. */
+	WRITE_ONCE(evacuator, current);
+	err = isolate_or_dissolve_huge_page(page, &taken);
+	WRITE_ONCE(evacuated_at, jiffies);
+	WRITE_ONCE(evacuator, NULL);
+	if (err) {
+		ev->res->skipped += nr;
+		note_obstacle(ev, pfn, REGIONPM_OBSTACLE_HUGETLB);
+		return nr;
+	}
+	ev->handled += nr;
+	if (list_empty(&taken)) {
+		if (count)
+			ev->res->migrated += nr;
+		ev->dissolved = true;
+	} else {
+		list_splice_tail(&taken, &ev->migrate);
+		ev->nr_migrate += nr;
+		ev->hugetlb_moved = true;
+	}
+	return nr;
+}
+
+/*
+ * A migrated hugetlb folio goes back to the pool as a free one, in the
+ * range: replace those too, as alloc_contig_range() does.  Their data
+ * moved already; the replacement is not counted again.
+ */
+static void replace_pool_folios(struct evac *ev, unsigned long start)
+{
+	unsigned long pfn = start, end = start + pageblock_nr_pages;
+
+	while (pfn < end && !ev->no_room) {
+		struct page *page = pfn_to_online_page(pfn);
+
+		if (page && PageHuge(page) && !page_count(page))
+			pfn += evacuate_free_hugetlb(ev, pfn, page, false);
+		else
+			pfn++;
+	}
+}
+
 static unsigned long evacuate_page(struct evac *ev, unsigned long pfn,
 				   struct page *page)
 {
@@ -369,6 +445,8 @@ static unsigned long evacuate_page(struct evac *ev, unsigned long pfn,
 	enum regionpm_obstacle why = REGIONPM_OBSTACLE_NONE;
 	unsigned long nr = 1;
 
+	if (PageHuge(page) && !page_count(page))
+		return evacuate_free_hugetlb(ev, pfn, page, true);
 	if (!folio_try_get(folio))
 		return 1;
 	if (page_folio(page) != folio)
@@ -393,6 +471,7 @@ static unsigned long evacuate_page(struct evac *ev, unsigned long pfn,
 	} else if (folio_test_lru(folio) || __folio_test_movable(folio) ||
 		   folio_test_hugetlb(folio)) {
 		if (isolate_folio_to_list(folio, &ev->migrate)) {
+			ev->hugetlb_moved |= folio_test_hugetlb(folio);
 			ev->nr_migrate += folio_nr_pages(folio);
 			ev->handled += nr;
 			goto put;
@@ -636,7 +715,18 @@ static int compact_range(const struct regionpm_compact_req *req,
 		cond_resched();
 	}
 	flush_batch(&ev);
+	if (ev.hugetlb_moved && !ret) {
+		for (i = 0; i < nr_blocks && !ev.no_room; i++) {
+			if (test_bit(i, usable))
+				replace_pool_folios(&ev, req->start_pfn + i * pageblock_nr_pages);
+			cond_resched();
+		}
+		flush_batch(&ev);
+	}
 	lru_cache_enable();
+	/* A dissolved folio with optimized vmemmap is freed by a worker. */
+	if (ev.dissolved)
+		wait_for_freed_hugetlb_folios();
 	drain_range_pcp(req->start_pfn, req->nr_pages);
 
 	for_each_set_bit(i, isolated, nr_blocks) {

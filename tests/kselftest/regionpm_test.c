@@ -6603,6 +6603,18 @@ TEST_F_TIMEOUT(regionpm, compact_moves_shmem_thp_mlocked_hugetlb, 900)
 	EXPECT_NE((uint32_t)REGIONPM_OBSTACLE_MODE, res.obstacle);
 	EXPECT_EQ(huge_total, meminfo_kb("HugePages_Total"))
 		TH_LOG("the hugetlb pool changed size in a compaction");
+	/*
+	 * Free pool pages are replaced by fresh ones outside the region (the
+	 * pool keeps its free count), unless none could be had, which the
+	 * result says.  Before, they stayed and only a park's contiguous
+	 * allocation moved them, or failed with the pages "still in use".
+	 */
+	EXPECT_EQ(huge_free, meminfo_kb("HugePages_Free"))
+		TH_LOG("the free hugetlb pages changed in a compaction");
+	if (res.obstacle != REGIONPM_OBSTACLE_HUGETLB && res.obstacle != REGIONPM_OBSTACLE_NO_ROOM)
+		EXPECT_GE(512UL, after.detail[REGIONPM_A_DETAIL_HUGE])
+			TH_LOG("%" PRIu64 " pages of huge pages stayed in region %u",
+			       after.detail[REGIONPM_A_DETAIL_HUGE], id);
 	check_kinds(_metadata, self, &k, "after migrating");
 
 	/*

@@ -74,7 +74,8 @@ enum regionpm_release_reason {
 /**
  * enum regionpm_obstacle - Kind of page that kept a range from being
  *   evacuated.
- * @REGIONPM_OBSTACLE_HUGETLB: A hugetlb page that could not be isolated.
+ * @REGIONPM_OBSTACLE_HUGETLB: A hugetlb page that could not be isolated, or a
+ *   free one for which no replacement could be allocated outside the range.
  * @REGIONPM_OBSTACLE_ISOLATION: A pageblock could not be isolated although
  *   nothing in it is in use: CMA, or isolated by someone else (an offline,
  *   another contiguous allocation).
