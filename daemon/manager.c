@@ -704,7 +704,8 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		 * hotplugged block), and only the breakdown shows that, so
 		 * that the plan stops counting it as spare.
 		 */
-		refresh_region(m, reg, a->compact_first || !region_used_pages(reg));
+		refresh_region(m, reg, a->compact_first || r == -ETIMEDOUT ||
+			       !region_used_pages(reg));
 		/*
 		 * Refused for good (ZONE_DMA, max_parked_pct), pages that would
 		 * not move (fileserver: ext4 metadata and kernel pages left
@@ -718,9 +719,14 @@ static void do_park(struct manager *m, struct rpm_region *reg, const struct rpm_
 		stuck = policy_park_stuck(r, res.migrated + res.dropped, region_used_pages(reg));
 		/*
 		 * Buffers the journals pinned can move after a checkpoint: try
-		 * again, at once or after the next checkpoint allowed.
+		 * again, at once or after the next checkpoint allowed.  The
+		 * stock backend's offline does not refuse such a page, it
+		 * retries it until killed: its timeout is the same refusal
+		 * (CI saw an offline spend its 5 s on one bdev page with
+		 * buffers, refcount 3, that jbd2 held).
 		 */
-		if (stuck && r == -EBUSY && checkpoint_journals(m, reg, now))
+		if (((stuck && r == -EBUSY) || r == -ETIMEDOUT) &&
+		    checkpoint_journals(m, reg, now))
 			return;
 		if (stuck || !(backend_caps(m->backend) & RPM_CAP_MIGRATE))
 			policy_note_obstacle(&m->config.policy, reg, now,
