@@ -292,6 +292,15 @@ static unsigned long room_above_marks(enum zone_type zidx)
 	return room;
 }
 
+/* No free memory above the marks for @nr pages at @pfn: stop, and say so. */
+static void stop_no_room(struct evac *ev, unsigned long pfn, unsigned long nr)
+{
+	ev->no_room = true;
+	ev->res->obstacle = REGIONPM_OBSTACLE_NO_ROOM;
+	ev->res->obstacle_pfn = pfn;
+	ev->res->skipped += nr;
+}
+
 /*
  * Before a batch is migrated: does it fit above the marks?  If not the
  * evacuation stops and says so (REGIONPM_OBSTACLE_NO_ROOM); the pages
@@ -304,10 +313,7 @@ static bool batch_fits(struct evac *ev)
 
 	if (ev->nr_migrate <= room_above_marks(zone_idx(folio_zone(folio))))
 		return true;
-	ev->no_room = true;
-	ev->res->obstacle = REGIONPM_OBSTACLE_NO_ROOM;
-	ev->res->obstacle_pfn = folio_pfn(folio);
-	ev->res->skipped += ev->nr_migrate;
+	stop_no_room(ev, folio_pfn(folio), ev->nr_migrate);
 	putback_movable_pages(&ev->migrate);
 	ev->nr_migrate = 0;
 	return false;
@@ -360,11 +366,6 @@ static bool folio_droppable(struct folio *folio)
 }
 
 /*
- * One in-use page: drop it if it is cold clean page cache and the mode
- * allows, else queue it for migration if the mode allows.  Returns the
- * pages the folio spans from @pfn on, so the caller can skip its tail pages.
- */
-/*
  * A free hugetlb pool folio has no reference to take, so it is neither a
  * free page nor one that migrates.  As alloc_contig_range() does, replace
  * it with a fresh huge page outside the range (isolated here) and free it,
@@ -389,10 +390,7 @@ static unsigned long evacuate_free_hugetlb(struct evac *ev, unsigned long pfn,
 	}
 	/* The fresh folio takes free memory as a migration target does. */
 	if (ev->nr_migrate + nr > room_above_marks(page_zonenum(page))) {
-		ev->no_room = true;
-		ev->res->obstacle = REGIONPM_OBSTACLE_NO_ROOM;
-		ev->res->obstacle_pfn = pfn;
-		ev->res->skipped += nr;
+		stop_no_room(ev, pfn, nr);
 		return nr;
 	}
 	/* Its allocation's reclaim is ours, as a migration's is. */
@@ -437,6 +435,12 @@ static void replace_pool_folios(struct evac *ev, unsigned long start)
 	}
 }
 
+/*
+ * One in-use page: drop it if it is cold clean page cache and the mode
+ * allows, else queue it for migration if the mode allows (a free hugetlb
+ * pool folio is replaced instead).  Returns the pages the folio spans from
+ * @pfn on, so the caller can skip its tail pages.
+ */
 static unsigned long evacuate_page(struct evac *ev, unsigned long pfn,
 				   struct page *page)
 {
