@@ -66,7 +66,8 @@ kept_free() {
 }
 # "... bound-tight N ... bound-kept N": bound-kept is the simple bound
 # with the free pages the daemon must leave counted as used.
-judge() { "$JUDGE" -k "$(kept_free)" | tail -1; }
+judge_table() { "$JUDGE" -k "$(kept_free)"; }
+judge() { judge_table | tail -1; }
 # Free hugetlb pool pages leave a region only into a whole free pageblock
 # elsewhere (the kernel replaces each with a fresh huge page while it
 # takes the region).  After the swap storm, slab and page tables sit in
@@ -76,33 +77,25 @@ judge() { "$JUDGE" -k "$(kept_free)" | tail -1; }
 # which counts them as pages any free memory can take.  A region the
 # daemon tried to park (its log says refused) that holds nothing but huge
 # pages counts as kept, beyond the regions its huge pages would fill.
-hugetlb_kept() {
-	python3 - "$log" <<'EOF'
-import re, struct, sys
-refused = {int(r) for r in re.findall(r"region (\d+): park[^:]* refused", open(sys.argv[1]).read())}
-rp = int(open("/sys/devices/system/memory/block_size_bytes").read(), 16) // 4096
-FREE = 1 << 10 | 1 << 20 | 1 << 23	# buddy, no page, offline
-HUGE = 1 << 17
-only = huge = 0
-with open("/proc/kpageflags", "rb") as f:
-    for r in sorted(refused):
-        f.seek(r * rp * 8)
-        flags = [v for (v,) in struct.iter_unpack("<Q", f.read(rp * 8))]
-        h = sum(1 for v in flags if v & HUGE)
-        if h and all(v & (HUGE | FREE) for v in flags):
-            only += 1
-            huge += h
-print(max(0, only - (huge + rp - 1) // rp))
-EOF
+hugetlb_kept() { # judge table
+	local refused region_pages
+	region_pages=$(( 0x$(cat /sys/devices/system/memory/block_size_bytes) / $(getconf PAGESIZE) ))
+	refused=$(sed -nE 's/.*region ([0-9]+): park[^:]* refused.*/\1/p' "$log" 2>/dev/null | sort -un)
+	# columns: region present free unmovable kernel used reserved huge
+	awk -v refused=" $(echo $refused) " -v rp="$region_pages" '
+		$1 ~ /^[0-9]+$/ && index(refused, " " $1 " ") && $8 > 0 && $3 + $8 == $2 {
+			only++; huge += $8 }
+		END { k = only - int((huge + rp - 1) / rp); print (k > 0 ? k : 0) }' <<< "$1"
 }
 # The target: the bound that keeps regions holding slab, page tables or
 # reserved pages, or the one the headroom allows, whichever is lower; less
 # hugetlb_kept.
-target() { # judge line
-	local tight kept t
-	tight=$(field bound-tight <<< "$1") kept=$(field bound-kept <<< "$1")
+target() { # judge table
+	local tight kept t j
+	j=$(tail -1 <<< "$1")
+	tight=$(field bound-tight <<< "$j") kept=$(field bound-kept <<< "$j")
 	t=$(( tight < kept ? tight : kept ))
-	echo $(( t - $(hugetlb_kept) ))
+	echo $(( t - $(hugetlb_kept "$1") ))
 }
 
 if [ ! -x "$RPMD" ] || [ ! -d /sys/module/regionpm ]; then
@@ -227,15 +220,16 @@ t0=$(date +%s) reached='' empty=0 bound=0
 while [ $(( $(date +%s) - t0 + 5 )) -le "$WAIT" ]; do
 	sleep 5
 	kill -0 "$daemon_pid" 2>/dev/null || break
-	j=$(judge)
-	empty=$(field empty <<< "$j") bound=$(target "$j")
+	table=$(judge_table)	# one walk of /proc/kpageflags per sample
+	j=$(tail -1 <<< "$table")
+	empty=$(field empty <<< "$j") bound=$(target "$table")
 	echo "# t=$(( $(date +%s) - t0 ))s: $j; target $bound; MemTotal $(meminfo MemTotal) kB; $(head -1 /proc/pressure/memory)"
 	if [ -z "$reached" ] && [ "$bound" -gt 0 ] && [ $(( empty * 100 )) -ge $(( bound * RATIO )) ]; then
 		reached=$(( $(date +%s) - t0 ))
 	fi
 done
 mem_parked=$(meminfo MemTotal)
-echo "# refused regions of free pool pages alone, beyond the regions those fill: $(hugetlb_kept)"
+echo "# refused regions of free pool pages alone, beyond the regions those fill: $(hugetlb_kept "$(judge_table)")"
 grep -E 'refused|failed|warning|stuck|obstacle' "$log" | head -20 | sed 's/^/#   /'
 tap_check "regionpmd is running" kill -0 "$daemon_pid"
 tap_check "regionpmd parked regions (MemTotal $mem_total0 -> $mem_parked kB)" \

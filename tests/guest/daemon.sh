@@ -286,7 +286,7 @@ if grep -qE '^Node [0-9]+, zone +Movable' /proc/zoneinfo &&
 			line=$(awk -v id="$id" '$1 == id' <<< "$all")
 			[ -n "$line" ] || continue
 			n=$((n + 1))
-			read -r _ present free unmovable _ _ reserved <<< "$line"
+			read -r _ present free unmovable _ _ reserved _ <<< "$line"
 			[ "$free" = "$present" ] && empty=$((empty + 1))
 			[ "$reserved" -gt 0 ] && { res=$((res + 1)); echo "region $id (reserved pages): $line"; }
 			[ "$unmovable" -gt "$reserved" ] && { bad=$((bad + 1)); echo "region $id: $line"; }

@@ -139,6 +139,26 @@ if os.access(judge, os.X_OK):
     got = [(r["unmovable"], r["reserved"], r["kernel"], r["used"]) for r in rs]
     check("the judge counts a block's own memmap as reserved, not a user page with the same bit",
           got == [(4, 4, 0, 0), (0, 0, 0, 4)], "got %s" % got)
+
+    # Hugetlb pages (KPF_HUGE, 17), free in the pool (no other flag) or
+    # mapped, are used pages and counted in "huge" (daemon-swap's
+    # allowance for regions of free pool pages reads it); a THP is not.
+    HUGE, THP, COMPOUND_HEAD = 17, 22, 15
+    flags = ([1 << HUGE] * 8 + [(1 << HUGE) | (1 << LRU)] * 8 + [1 << BUDDY] * 48 +
+             [(1 << THP) | (1 << COMPOUND_HEAD) | (1 << ANON) | (1 << LRU)] * 8 +
+             [(1 << LRU) | (1 << ANON)] * 8 + [1 << BUDDY] * 48)
+    with tempfile.NamedTemporaryFile(delete=False) as tf:
+        tf.write(b"".join(struct.pack("<Q", f) for f in flags))
+    js = subprocess.run([judge, "-j", "-s", str(region_pages * 4096), "-f", tf.name,
+                         "-m", str(len(flags))], capture_output=True, text=True)
+    table = subprocess.run([judge, "-s", str(region_pages * 4096), "-f", tf.name,
+                            "-m", str(len(flags))], capture_output=True, text=True)
+    os.unlink(tf.name)
+    got = [(r["used"], r["huge"], r["free"]) for r in json.loads(js.stdout)["regions"]]
+    rows = [l.split() for l in table.stdout.splitlines()[1:-1]]
+    check("the judge counts hugetlb pages (free pool pages too) in column 8 and in JSON, not THPs",
+          got == [(16, 16, 48), (16, 0, 48)] and [r[7] for r in rows] == ["16", "0"] and
+          table.stdout.split()[7] == "huge", "got %s, table %s" % (got, table.stdout))
 else:
     skip("bounds agree with the judge", "build/tools/kpageflags-regions not built (make)")
 

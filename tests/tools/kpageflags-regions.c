@@ -18,10 +18,11 @@
  *   kpageflags-regions [-s REGION_BYTES] [-f KPAGEFLAGS] [-m MAX_PFN] [-k PAGES] [-j]
  *
  * Region size defaults to the memory block size.  Output: one line per
- * region with memory (the last column: how many of its unmovable pages are
+ * region with memory (column 7: how many of its unmovable pages are
  * reserved, e.g. the memmap memblock put there at boot or the one a hotplugged
- * block holds itself), then a summary
- * line; -j prints JSON instead.
+ * block holds itself; column 8: how many of its used pages are hugetlb
+ * pages, free pool pages included), then a summary line; -j prints JSON
+ * instead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +35,7 @@
 
 #define KPF_SLAB	7
 #define KPF_BUDDY	10
+#define KPF_HUGE	17
 #define KPF_NOPAGE	20
 #define KPF_OFFLINE	23
 #define KPF_ZERO_PAGE	24
@@ -50,6 +52,7 @@
 struct region {
 	uint64_t present, free, unmovable, kernel, used;
 	uint64_t reserved;	/* of unmovable: reserved (memblock, e.g. the memmap) */
+	uint64_t huge;		/* of used: hugetlb pages, in use or free in the pool */
 	bool offline;		/* an offline memory block */
 };
 
@@ -163,10 +166,13 @@ int main(int argc, char **argv)
 				 */
 				reg->unmovable++;
 				reg->reserved++;
-			} else if (!(fl & KPF_USER_MASK))
+			} else if (!(fl & KPF_USER_MASK)) {
 				reg->kernel++;
-			else
+			} else {
 				reg->used++;
+				if (fl & (1ULL << KPF_HUGE))
+					reg->huge++;
+			}
 		}
 	}
 	fclose(f);
@@ -232,9 +238,10 @@ int main(int argc, char **argv)
 				continue;
 			printf("%s{\"id\": %" PRIu64 ", \"present\": %" PRIu64 ", \"free\": %" PRIu64
 			       ", \"unmovable\": %" PRIu64 ", \"kernel\": %" PRIu64 ", \"used\": %" PRIu64
-			       ", \"reserved\": %" PRIu64 ", \"offline\": %s}",
+			       ", \"reserved\": %" PRIu64 ", \"huge\": %" PRIu64 ", \"offline\": %s}",
 			       first ? "" : ", ", i, r[i].present, r[i].free, r[i].unmovable,
-			       r[i].kernel, r[i].used, r[i].reserved, r[i].offline ? "true" : "false");
+			       r[i].kernel, r[i].used, r[i].reserved, r[i].huge,
+			       r[i].offline ? "true" : "false");
 			first = 0;
 		}
 		printf("], \"present_regions\": %" PRIu64 ", \"empty_regions\": %" PRIu64
@@ -245,13 +252,14 @@ int main(int argc, char **argv)
 		       with_kernel, bound_strict, bound_kept);
 		return 0;
 	}
-	printf("%6s %10s %10s %10s %10s %10s %10s\n", "region", "present", "free", "unmovable",
-	       "kernel", "used", "reserved");
+	printf("%6s %10s %10s %10s %10s %10s %10s %10s\n", "region", "present", "free",
+	       "unmovable", "kernel", "used", "reserved", "huge");
 	for (uint64_t i = 0; i < nr; i++)
 		if (r[i].present)
 			printf("%6" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-			       " %10" PRIu64 " %10" PRIu64 "\n", i, r[i].present, r[i].free,
-			       r[i].unmovable, r[i].kernel, r[i].used, r[i].reserved);
+			       " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n", i, r[i].present,
+			       r[i].free, r[i].unmovable, r[i].kernel, r[i].used, r[i].reserved,
+			       r[i].huge);
 	printf("regions %" PRIu64 " empty %" PRIu64 " with-unmovable %" PRIu64
 	       " bound-simple %" PRIu64 " bound-tight %" PRIu64 " with-kernel %" PRIu64
 	       " bound-strict %" PRIu64, present_regions, empty, with_unmovable, bound_simple,
