@@ -6761,9 +6761,8 @@ TEST_F_TIMEOUT(regionpm, contig_alloc_that_must_fail_keeps_parked, 600)
 		SKIP(return, "no %s (CONFIG_REGIONPM_ALLOC_TEST)", ALLOC_TEST);
 	/* The test interface claims at most 1 GiB: the regions that fit in it. */
 	claim_max = (1ULL << 30) / self->pgsz;
+	/* region sizes are powers of two: at least 1 either way */
 	max_dist = self->region_pages < claim_max ? claim_max / self->region_pages - 1 : 1;
-	if (!max_dist)
-		max_dist = 1;
 	ncand = contig_candidates(_metadata, self, &rs, cands, ARRAY_SIZE(cands));
 	ASSERT_LE(0, ncand);
 	for (i = 0; i < ncand; i++)
